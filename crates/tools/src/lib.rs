@@ -20,3 +20,6 @@ pub struct ToolSpec {
     /// Offered only when the backend speaks CDP (`browser_dialog`, `browser_cdp`).
     pub needs_cdp: bool,
 }
+
+mod session;
+pub use session::{Session, SessionConfig};
