@@ -1,5 +1,21 @@
 //! Per-session CDP supervision (seed 000, DESIGN.md section 2).
+//!
+//! A [`CdpSupervisor`] owns one session's page targets (its tabs) on a shared
+//! [`Browser`] connection. It attaches with `flatten: true`, auto-attaches every child
+//! (`Target.setAutoAttach{waitForDebuggerOnStart: true}`) and resumes each one, and keeps
+//! tabs, frames (OOPIFs included), pending and recent dialogs, isolated worlds and the
+//! console ring in one [`State`]. Tools read that state without waiting on the page.
 
 mod browser;
+mod events;
+mod policy;
+mod state;
+mod supervisor;
 
 pub use browser::Browser;
+pub use policy::{DialogAction, DialogPolicy, SupervisorConfig};
+pub use state::{
+    now_epoch, ConsoleEntry, DialogRecord, Frame, PendingDialog, SessionInfo, SessionKind, State, Tab,
+    CONSOLE_RING, FRAME_TREE_MAX, FRAME_TREE_MAX_OOPIF_DEPTH, RECENT_DIALOGS,
+};
+pub use supervisor::{CdpSupervisor, SupervisorError, WORLD_NAME};

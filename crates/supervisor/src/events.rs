@@ -1,0 +1,315 @@
+//! CDP event handling (study 2.7). Runs on the supervisor's event task; never awaits:
+//! follow-up CDP work (enabling a child session, answering a dialog) is spawned.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tabgate_cdp::Event;
+
+use crate::policy::DialogAction;
+use crate::state::{now_epoch, ConsoleEntry, Frame, PendingDialog, SessionInfo, SessionKind, State, Tab};
+use crate::supervisor::{record, CdpSupervisor, Inner, WORLD_NAME};
+
+fn s<'a>(v: &'a Value, k: &str) -> &'a str {
+    v.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Upserts a frame from a CDP `Frame` object (`Page.frameNavigated`, `Page.getFrameTree`).
+pub(crate) fn upsert_frame(st: &mut State, f: &Value, sid: &str, tab: &str, is_oopif_root: bool) {
+    let id = s(f, "id").to_string();
+    if id.is_empty() {
+        return;
+    }
+    let loader = s(f, "loaderId").to_string();
+    let e = st.frames.entry(id.clone()).or_insert_with(|| Frame { frame_id: id.clone(), ..Frame::default() });
+    if let Some(p) = f.get("parentId").and_then(Value::as_str) {
+        e.parent_frame_id = Some(p.to_string());
+    }
+    e.url = s(f, "url").to_string() + s(f, "urlFragment");
+    e.origin = f.get("securityOrigin").or(f.get("origin")).and_then(Value::as_str).unwrap_or("").to_string();
+    e.name = s(f, "name").to_string();
+    e.loader_id = loader;
+    e.session_id = sid.to_string();
+    e.is_oopif = e.is_oopif || is_oopif_root;
+    e.tab_id = tab.to_string();
+    if e.parent_frame_id.is_none() {
+        if let Some(t) = st.tab_mut(tab) {
+            t.url = s(f, "url").to_string() + s(f, "urlFragment");
+        }
+    }
+}
+
+impl Inner {
+    pub(crate) fn handle(self: &Arc<Self>, ev: Event) {
+        let (sid, method, p) = match ev {
+            Event::Cdp { session_id, method, params } => (session_id, method, params),
+            Event::Closed(reason) => {
+                let mut st = self.lock();
+                st.active = false;
+                st.stopped_reason = Some(format!("browser connection lost: {reason}"));
+                return;
+            }
+        };
+        let Some(sid) = sid else { return self.handle_browser_event(&method, &p) };
+        let sid: &str = &sid;
+        let mut st = self.lock();
+        let Some(info) = st.sessions.get(sid).cloned() else {
+            // A session routed to us whose attach reply we have not processed yet:
+            // only `Target.attachedToTarget` children matter and they carry their own info.
+            return;
+        };
+        let tab = info.tab_id.clone();
+        match method.as_str() {
+            "Target.attachedToTarget" => {
+                let child = s(&p, "sessionId").to_string();
+                let ti = &p["targetInfo"];
+                let ty = s(ti, "type");
+                let target_id = s(ti, "targetId").to_string();
+                if ty == "iframe" {
+                    st.sessions.insert(
+                        child.clone(),
+                        SessionInfo { target_id: target_id.clone(), kind: SessionKind::Iframe, tab_id: tab.clone() },
+                    );
+                    let f = st.frames.entry(target_id.clone()).or_insert_with(|| Frame {
+                        frame_id: target_id.clone(),
+                        ..Frame::default()
+                    });
+                    f.is_oopif = true;
+                    f.session_id = child.clone();
+                    f.tab_id = tab.clone();
+                    if f.url.is_empty() {
+                        f.url = s(ti, "url").to_string();
+                    }
+                    drop(st);
+                    let me = self.clone();
+                    tokio::spawn(async move { me.prepare_session(&child, &target_id, SessionKind::Iframe).await });
+                } else {
+                    // Workers and other helpers: resume them and let go (case 12).
+                    drop(st);
+                    let conn = self.conn.clone();
+                    let parent = sid.to_string();
+                    tokio::spawn(async move {
+                        let _ = conn.call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({}), 3_000).await;
+                        let _ = conn
+                            .call(Some(&parent), "Target.detachFromTarget", json!({"sessionId": child}), 3_000)
+                            .await;
+                    });
+                }
+            }
+            "Target.detachedFromTarget" => {
+                let child = s(&p, "sessionId").to_string();
+                st.forget_session(&child);
+            }
+            "Page.frameAttached" => {
+                let id = s(&p, "frameId").to_string();
+                let parent = s(&p, "parentFrameId").to_string();
+                let f = st.frames.entry(id.clone()).or_insert_with(|| Frame { frame_id: id, ..Frame::default() });
+                f.parent_frame_id = Some(parent);
+                if f.session_id.is_empty() {
+                    f.session_id = sid.to_string();
+                }
+                f.tab_id = tab;
+            }
+            "Page.frameNavigated" => {
+                let oopif_root = info.kind == SessionKind::Iframe && p["frame"]["id"] == info.target_id.as_str();
+                upsert_frame(&mut st, &p["frame"], sid, &tab, oopif_root);
+            }
+            "Page.navigatedWithinDocument" => {
+                let url = s(&p, "url").to_string();
+                if let Some(f) = st.frames.get_mut(s(&p, "frameId")) {
+                    f.url = url.clone();
+                    if f.parent_frame_id.is_none() {
+                        if let Some(t) = st.tab_mut(&tab) {
+                            t.url = url;
+                        }
+                    }
+                }
+            }
+            "Page.frameDetached" => {
+                if s(&p, "reason") != "swap" {
+                    let id = s(&p, "frameId").to_string();
+                    let keep = st.frames.get(&id).is_some_and(|f| f.is_oopif && st.sessions.contains_key(&f.session_id) && f.session_id != sid);
+                    if !keep {
+                        remove_frame_tree(&mut st, &id);
+                    }
+                }
+            }
+            "Page.lifecycleEvent" => {
+                let name = s(&p, "name").to_string();
+                let loader = s(&p, "loaderId");
+                if let Some(f) = st.frames.get_mut(s(&p, "frameId")) {
+                    if name == "init" || f.lifecycle_loader != loader {
+                        f.lifecycle_loader = loader.to_string();
+                        f.lifecycle.clear();
+                    }
+                    if !f.lifecycle.contains(&name) {
+                        f.lifecycle.push(name);
+                    }
+                }
+            }
+            "Page.javascriptDialogOpening" => {
+                st.next_dialog += 1;
+                let d = PendingDialog {
+                    id: format!("d-{}", st.next_dialog),
+                    kind: s(&p, "type").to_string(),
+                    message: s(&p, "message").to_string(),
+                    default_prompt: s(&p, "defaultPrompt").to_string(),
+                    opened_at: now_epoch(),
+                    frame_id: p.get("frameId").and_then(Value::as_str).map(str::to_string),
+                    tab_id: tab,
+                    session_id: sid.to_string(),
+                    bridge_request_id: None,
+                };
+                match self.cfg.dialog_policy.for_type(&d.kind) {
+                    DialogAction::MustRespond => {
+                        st.pending.push(d.clone());
+                        drop(st);
+                        self.arm_watchdog(d.id);
+                    }
+                    a => {
+                        let accept = a == DialogAction::AutoAccept;
+                        st.push_recent(record(&d, "auto_policy", Some(if accept { "accept" } else { "dismiss" })));
+                        drop(st);
+                        let me = self.clone();
+                        tokio::spawn(async move { me.answer(&d, accept, None).await });
+                    }
+                }
+            }
+            "Page.javascriptDialogClosed" => {
+                // Cleared only by this event or our own answer (case 4), never by which tool ran.
+                let i = st
+                    .pending
+                    .iter()
+                    .position(|d| d.bridge_request_id.is_none() && d.session_id == sid)
+                    .or_else(|| st.pending.iter().position(|d| d.bridge_request_id.is_none() && d.tab_id == tab));
+                if let Some(i) = i {
+                    let d = st.pending.remove(i);
+                    st.push_recent(record(&d, "remote", None));
+                }
+            }
+            "Runtime.executionContextCreated" => {
+                let c = &p["context"];
+                if s(c, "name") == WORLD_NAME {
+                    if let (Some(fid), Some(id)) = (c["auxData"]["frameId"].as_str(), c["id"].as_i64()) {
+                        st.worlds.insert((sid.to_string(), fid.to_string()), id);
+                    }
+                }
+            }
+            "Runtime.executionContextDestroyed" => {
+                let id = p["executionContextId"].as_i64();
+                st.worlds.retain(|(s2, _), v| !(s2 == sid && Some(*v) == id));
+            }
+            "Runtime.executionContextsCleared" => {
+                st.worlds.retain(|(s2, _), _| s2 != sid);
+            }
+            "Runtime.consoleAPICalled" => {
+                let level = match s(&p, "type") {
+                    "error" | "assert" => "error",
+                    "warning" => "warning",
+                    _ => return,
+                };
+                let text = p["args"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .take(4)
+                            .map(|x| match x.get("value") {
+                                Some(Value::String(v)) => v.clone(),
+                                Some(v) => v.to_string(),
+                                None => s(x, "description").to_string(),
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .unwrap_or_default();
+                let url = p["stackTrace"]["callFrames"][0]["url"].as_str().map(str::to_string);
+                st.push_console(ConsoleEntry { level: level.into(), text, url, time: now_epoch(), tab_id: tab });
+            }
+            "Runtime.exceptionThrown" => {
+                let d = &p["exceptionDetails"];
+                let text = d["exception"]["description"].as_str().unwrap_or(s(d, "text")).to_string();
+                let url = d.get("url").and_then(Value::as_str).map(str::to_string);
+                st.push_console(ConsoleEntry { level: "exception".into(), text, url, time: now_epoch(), tab_id: tab });
+            }
+            "Inspector.targetCrashed" => {
+                if let Some(t) = st.tab_mut(&tab) {
+                    t.state = "crashed".into();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn handle_browser_event(self: &Arc<Self>, method: &str, p: &Value) {
+        let ti = &p["targetInfo"];
+        let target = p.get("targetId").and_then(Value::as_str).unwrap_or(s(ti, "targetId")).to_string();
+        let mut st = self.lock();
+        match method {
+            "Target.targetCreated" => {
+                let opener = s(ti, "openerId");
+                if s(ti, "type") == "page" && !opener.is_empty() && st.tab(opener).is_some() && st.tab(&target).is_none() {
+                    st.seq += 1;
+                    let seq = st.seq;
+                    st.tabs.push(Tab {
+                        tab_id: target.clone(),
+                        url: s(ti, "url").to_string(),
+                        title: s(ti, "title").to_string(),
+                        opener_tab: Some(opener.to_string()),
+                        state: "open".into(),
+                        session_id: None,
+                        seq,
+                    });
+                    drop(st);
+                    let sup = CdpSupervisor { inner: self.clone() };
+                    tokio::spawn(async move {
+                        if let Err(e) = sup.inner.attach_page(&target).await {
+                            tracing::debug!("attach to popup {target} failed: {}", e.message);
+                        }
+                    });
+                }
+            }
+            "Target.targetInfoChanged" => {
+                if let Some(t) = st.tab_mut(&target) {
+                    t.url = s(ti, "url").to_string();
+                    t.title = s(ti, "title").to_string();
+                }
+            }
+            "Target.targetDestroyed" => {
+                if let Some(t) = st.tab_mut(&target) {
+                    t.state = "closed".into();
+                    t.session_id = None;
+                }
+                if st.current.as_deref() == Some(target.as_str()) {
+                    // Fall back to the opener, else any open tab; the closed one stays listed.
+                    let opener = st.tab(&target).and_then(|t| t.opener_tab.clone());
+                    let next = opener
+                        .filter(|o| st.tab(o).is_some_and(|t| t.state == "open"))
+                        .or_else(|| st.tabs.iter().find(|t| t.state == "open").map(|t| t.tab_id.clone()));
+                    if next.is_some() {
+                        st.current = next;
+                    }
+                }
+                st.pending.retain(|d| d.tab_id != target);
+            }
+            "Target.targetCrashed" => {
+                if let Some(t) = st.tab_mut(&target) {
+                    t.state = "crashed".into();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn remove_frame_tree(st: &mut State, id: &str) {
+    let mut stack = vec![id.to_string()];
+    while let Some(x) = stack.pop() {
+        st.frames.remove(&x);
+        stack.extend(
+            st.frames
+                .values()
+                .filter(|f| f.parent_frame_id.as_deref() == Some(x.as_str()))
+                .map(|f| f.frame_id.clone()),
+        );
+    }
+}
