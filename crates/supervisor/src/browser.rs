@@ -43,6 +43,21 @@ impl Browser {
         self.launched
     }
 
+    /// For a browser tabgate launched: its first page target (the `about:blank` it opened
+    /// with), which the first session adopts instead of leaving an empty tab behind.
+    pub async fn initial_page(&self) -> Option<String> {
+        if !self.launched {
+            return None;
+        }
+        let r = self.conn.call(None, "Target.getTargets", serde_json::json!({}), 5_000).await.ok()?;
+        r["targetInfos"]
+            .as_array()?
+            .iter()
+            .find(|t| t["type"] == "page" && !t["attached"].as_bool().unwrap_or(false))
+            .and_then(|t| t["targetId"].as_str())
+            .map(str::to_string)
+    }
+
     /// Closes a launched browser (`Browser.close`, then signals); detaches from an
     /// attached one without closing it.
     pub async fn close(&self) {

@@ -1,12 +1,25 @@
-//! tabgate's tools: one catalogue with JSON Schemas ([`catalogue`]), one dispatcher
-//! ([`Tools::call`]), the accessibility snapshot with refs, and the actions.
+//! tabgate's tools: one catalogue with JSON Schemas ([`catalogue()`]), one dispatcher
+//! ([`Session::call`]), the accessibility snapshot with refs, and the actions.
 //!
 //! Nothing here knows about MCP or HTTP: surfaces turn a [`ToolOutput`] into their own
 //! wire shape.
 
+mod act;
+pub mod args;
+mod catalogue;
+mod keys;
+mod misc;
+mod nav;
 mod output;
+mod page;
+mod refs;
+mod session;
+mod snapshot;
+mod target;
 
+pub use catalogue::{catalogue, find};
 pub use output::{ToolError, ToolOutput};
+pub use session::{Session, SessionConfig};
 
 /// One tool as every surface lists it.
 #[derive(Debug, Clone)]
@@ -20,6 +33,3 @@ pub struct ToolSpec {
     /// Offered only when the backend speaks CDP (`browser_dialog`, `browser_cdp`).
     pub needs_cdp: bool,
 }
-
-mod session;
-pub use session::{Session, SessionConfig};

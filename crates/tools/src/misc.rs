@@ -1,0 +1,183 @@
+//! browser_tabs, browser_tab_activate, browser_dialog, browser_cdp, browser_console.
+
+use serde_json::{json, Value};
+
+use crate::args::{bool_arg, str_arg};
+use crate::page::{dialog_error, race_dialog, Raced};
+use crate::session::{Done, Session};
+use crate::ToolError;
+
+/// Deadline for a raw `browser_cdp` command and a console expression, ms.
+const RAW_TIMEOUT_MS: u64 = 30_000;
+
+impl Session {
+    pub(crate) async fn tabs(&self, a: &Value) -> Done {
+        match str_arg(a, "action").unwrap_or("list") {
+            "new" => {
+                let url = str_arg(a, "url").unwrap_or("about:blank");
+                let t = self.sup.new_tab(url).await?;
+                let (text, mut v) = self.tab_list();
+                v["opened"] = json!(t);
+                Ok((format!("Opened tab {t} at {url}; it is now current.\n{text}"), v))
+            }
+            "close" => {
+                let id = match str_arg(a, "tab_id") {
+                    Some(t) => t.to_string(),
+                    None => self.sup.state().current.clone().unwrap_or_default(),
+                };
+                let sid = {
+                    let st = self.sup.state();
+                    let t = st.tab(&id).filter(|t| t.state != "closed").ok_or_else(|| {
+                        ToolError::new("unknown_tab", format!("no open tab {id} in this session; call browser_tabs"))
+                    })?;
+                    t.session_id.clone()
+                };
+                // Page.close runs beforeunload like a person closing the tab would.
+                let closed = match sid {
+                    Some(s) => race_dialog(&self.sup, &id, self.sup.conn().call(Some(&s), "Page.close", json!({}), 5_000)).await,
+                    None => Raced::Done(self.sup.conn().call(None, "Target.closeTarget", json!({"targetId": id}), 5_000).await),
+                };
+                if let Raced::Dialog(d) = closed {
+                    let v = json!({"status": "blocked_by_dialog", "dialog": d});
+                    return Ok((format!("Closing tab {id} raised a {} dialog; browser_dialog accept closes it, dismiss keeps it.", d.kind), v));
+                }
+                let _ = self
+                    .sup
+                    .wait_for(tokio::time::Instant::now() + std::time::Duration::from_millis(2_000), |st| {
+                        st.tab(&id).filter(|t| t.state == "closed").map(|_| ())
+                    })
+                    .await;
+                let (text, mut v) = self.tab_list();
+                v["closed"] = json!(id);
+                Ok((format!("Closed tab {id}.\n{text}"), v))
+            }
+            _ => Ok(self.tab_list()),
+        }
+    }
+
+    fn tab_list(&self) -> (String, Value) {
+        let st = self.sup.state();
+        let cur = st.current.clone().unwrap_or_default();
+        let tabs: Vec<Value> = st
+            .tabs
+            .iter()
+            .filter(|t| t.state != "closed")
+            .map(|t| {
+                json!({"tab_id": t.tab_id, "url": t.url, "title": t.title, "current": t.tab_id == cur,
+                       "opener_tab": t.opener_tab, "state": t.state, "kind": if t.opener_tab.is_some() { "popup" } else { "tab" }})
+            })
+            .collect();
+        let mut text = String::new();
+        for t in &tabs {
+            text.push_str(&format!(
+                "{} {} {:?} {}{}\n",
+                if t["current"] == true { "*" } else { "-" },
+                t["tab_id"].as_str().unwrap_or(""),
+                t["title"].as_str().unwrap_or(""),
+                t["url"].as_str().unwrap_or(""),
+                match (t["state"].as_str(), t["opener_tab"].as_str()) {
+                    (Some("crashed"), _) => " (crashed)".to_string(),
+                    (_, Some(o)) => format!(" (popup of {o})"),
+                    _ => String::new(),
+                }
+            ));
+        }
+        (text, json!({"tabs": tabs}))
+    }
+
+    pub(crate) async fn tab_activate(&self, a: &Value) -> Done {
+        let id = str_arg(a, "tab_id").unwrap_or_default();
+        self.sup.activate(id).await?;
+        let (text, v) = self.tab_list();
+        Ok((format!("Tab {id} is now current.\n{text}"), v))
+    }
+
+    pub(crate) async fn dialog(&self, a: &Value) -> Done {
+        let action = str_arg(a, "action").unwrap_or_default();
+        let r = self.sup.respond_dialog(action, str_arg(a, "prompt_text"), str_arg(a, "dialog_id")).await?;
+        let text = format!("{} the {} dialog {} ({:?}).", if action == "accept" { "Accepted" } else { "Dismissed" }, r.kind, r.id, r.message);
+        Ok((text, json!({"action": action, "dialog": r})))
+    }
+
+    pub(crate) async fn cdp(&self, a: &Value) -> Done {
+        let method = str_arg(a, "method").unwrap_or_default().to_string();
+        if !method.contains('.') {
+            return Err(ToolError::new("invalid_argument", format!("method {method:?} is not Domain.method (e.g. Runtime.evaluate)")));
+        }
+        let params = a.get("params").cloned().filter(|p| !p.is_null()).unwrap_or(json!({}));
+        let (sid, scope) = if let Some(fid) = str_arg(a, "frame_id") {
+            let st = self.sup.state();
+            let f = st.frames.get(fid).ok_or_else(|| {
+                ToolError::new("frame_not_found", format!("frame_id {fid:?} not found; browser_snapshot lists frame_tree"))
+            })?;
+            if !f.is_oopif {
+                return Err(ToolError::new(
+                    "not_oopif",
+                    format!("frame_id {fid:?} is not an out-of-process iframe (no session of its own); from the top frame use document.querySelector('iframe').contentWindow / contentDocument with Runtime.evaluate"),
+                ));
+            }
+            (Some(f.session_id.clone()), json!({"frame_id": fid, "session_id": f.session_id}))
+        } else if let Some(tid) = str_arg(a, "target_id") {
+            let st = self.sup.state();
+            let t = st.tab(tid).and_then(|t| t.session_id.clone()).ok_or_else(|| {
+                ToolError::new("unknown_tab", format!("target_id {tid:?} is not an open tab of this session; browser_tabs lists them"))
+            })?;
+            (Some(t), json!({"target_id": tid}))
+        } else if method.starts_with("Browser.") || method.starts_with("Target.") || method.starts_with("SystemInfo.") {
+            (None, json!({"scope": "browser"}))
+        } else {
+            let (tab, sid) = self.current()?;
+            (Some(sid), json!({"target_id": tab}))
+        };
+        let r = self.sup.conn().call(sid.as_deref(), &method, params, RAW_TIMEOUT_MS).await?;
+        let mut v = json!({"method": method, "result": r});
+        if let (Some(o), Value::Object(s)) = (v.as_object_mut(), scope) {
+            o.extend(s);
+        }
+        let text = serde_json::to_string(&v).unwrap_or_default();
+        Ok((text, v))
+    }
+
+    pub(crate) async fn console(&self, a: &Value) -> Done {
+        if let Some(expr) = str_arg(a, "expression") {
+            let (tab, sid) = self.current()?;
+            if let Some(d) = self.sup.state().pending.iter().find(|d| d.tab_id == tab) {
+                return Err(dialog_error(d));
+            }
+            let p = json!({"expression": expr, "returnByValue": true, "awaitPromise": true, "userGesture": true, "replMode": true});
+            let r = match race_dialog(&self.sup, &tab, self.sup.conn().call(Some(&sid), "Runtime.evaluate", p, RAW_TIMEOUT_MS)).await {
+                Raced::Done(r) => r?,
+                Raced::Dialog(d) => {
+                    let v = json!({"dialog": d});
+                    return Ok((format!("The expression opened a {} dialog {:?} ({}); answer it with browser_dialog.", d.kind, d.message, d.id), v));
+                }
+            };
+            if let Some(ex) = r.get("exceptionDetails") {
+                let msg = ex["exception"]["description"].as_str().or(ex["text"].as_str()).unwrap_or("exception");
+                return Err(ToolError::new("js_exception", format!("the expression threw: {msg}")));
+            }
+            let res = &r["result"];
+            let value = res.get("value").cloned().unwrap_or_else(|| {
+                res.get("unserializableValue").or(res.get("description")).cloned().unwrap_or(Value::Null)
+            });
+            let text = match &value {
+                Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            return Ok((text, json!({"result": value, "result_type": res["type"]})));
+        }
+        let entries: Vec<Value> = {
+            let mut st = self.sup.state();
+            let e = st.console.iter().map(|e| json!(e)).collect();
+            if bool_arg(a, "clear") {
+                st.console.clear();
+            }
+            e
+        };
+        let mut text = format!("{} console errors/warnings/exceptions (last {}):\n", entries.len(), tabgate_supervisor::CONSOLE_RING);
+        for e in &entries {
+            text.push_str(&format!("[{}] {} {}\n", e["level"].as_str().unwrap_or(""), e["text"].as_str().unwrap_or(""), e["url"].as_str().unwrap_or("")));
+        }
+        Ok((text, json!({"messages": entries})))
+    }
+}

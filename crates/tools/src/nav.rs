@@ -1,0 +1,232 @@
+//! browser_navigate, browser_back, browser_snapshot.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+use crate::args::{bool_arg, str_arg};
+use crate::page::{dialog_error, race_dialog, Raced};
+use crate::session::{pending_banner, Done, Session};
+use crate::{snapshot, ToolError};
+
+/// Default navigation deadline, ms.
+pub const NAV_TIMEOUT_MS: u64 = 30_000;
+/// Without an explicit timeout, how long to wait for `load` once `DOMContentLoaded` fired, ms.
+pub const LOAD_CAP_MS: u64 = 5_000;
+
+enum Wait {
+    Complete,
+    Partial(&'static str),
+}
+
+impl Session {
+    /// Waits for the top frame's document `loader` to load, raced with dialogs.
+    /// Returns the lifecycle events seen and how the wait ended.
+    async fn wait_loaded(&self, tab: &str, loader: Option<&str>, before: &str, deadline: Instant, explicit: bool) -> Result<(Wait, Vec<String>), Value> {
+        let fire = |st: &tabgate_supervisor::State, ev: &str| {
+            st.frames.get(tab).is_some_and(|f| {
+                let new_doc = match loader {
+                    Some(l) => f.lifecycle_loader == l,
+                    None => f.lifecycle_loader != before,
+                };
+                new_doc && f.lifecycle.iter().any(|x| x == ev)
+            })
+        };
+        let lifecycle = |st: &tabgate_supervisor::State| st.frames.get(tab).map(|f| f.lifecycle.clone()).unwrap_or_default();
+        let sup = &self.sup;
+        let waited = race_dialog(sup, tab, async {
+            if sup.wait_for(deadline, |st| fire(st, "DOMContentLoaded").then_some(())).await.is_none() {
+                return Wait::Partial("DOMContentLoaded did not fire before the deadline");
+            }
+            let cap = if explicit { deadline } else { deadline.min(Instant::now() + Duration::from_millis(LOAD_CAP_MS)) };
+            match sup.wait_for(cap, |st| fire(st, "load").then_some(())).await {
+                Some(()) => Wait::Complete,
+                None => Wait::Partial("the load event did not fire in time (a resource is still loading); the document is usable"),
+            }
+        })
+        .await;
+        let lc = lifecycle(&sup.state());
+        match waited {
+            Raced::Done(w) => Ok((w, lc)),
+            Raced::Dialog(d) => Err(json!({"dialog": d, "lifecycle": lc})),
+        }
+    }
+
+    pub(crate) async fn navigate(&self, a: &Value) -> Done {
+        let url = str_arg(a, "url").unwrap_or_default().to_string();
+        let explicit = a.get("timeout_ms").and_then(Value::as_u64);
+        let timeout = explicit.unwrap_or(NAV_TIMEOUT_MS);
+        let deadline = Instant::now() + Duration::from_millis(timeout);
+        let mut recovered = None;
+        let (tab, sid) = match self.current() {
+            Ok(x) => x,
+            Err(e) if e.code == "tab_crashed" || e.code == "tab_closed" => {
+                let old = self.sup.state().current.clone().unwrap_or_default();
+                let new = self.sup.replace_tab(&old).await?;
+                recovered = Some(format!("tab {old} was {}; opened tab {new} in its place", if e.code == "tab_crashed" { "crashed" } else { "closed" }));
+                self.current()?
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(d) = self.sup.state().pending.iter().find(|d| d.tab_id == tab) {
+            return Err(dialog_error(d));
+        }
+        let before = self.sup.state().frames.get(&tab).map(|f| f.lifecycle_loader.clone()).unwrap_or_default();
+        let nav = self.sup.conn().call(Some(&sid), "Page.navigate", json!({"url": url}), timeout);
+        let r = match race_dialog(&self.sup, &tab, nav).await {
+            Raced::Dialog(d) => return Ok(blocked(&url, json!({"dialog": d, "lifecycle": []}))),
+            Raced::Done(Err(tabgate_cdp::CdpError::Timeout { .. })) => {
+                return Err(ToolError::new("navigation_timeout", format!("no response for {url} within {timeout} ms; check the URL or raise timeout_ms")))
+            }
+            Raced::Done(r) => r?,
+        };
+        if let Some(err) = r.get("errorText").and_then(Value::as_str).filter(|e| !e.is_empty()) {
+            return Err(ToolError::new("navigation_failed", format!("navigation to {url} failed: {err}")).with(json!({"url": url})));
+        }
+        let loader = r.get("loaderId").and_then(Value::as_str).map(str::to_string);
+        let (wait, lifecycle) = match &loader {
+            None => (Wait::Complete, vec![]), // same-document navigation (#hash, pushState)
+            Some(l) => match self.wait_loaded(&tab, Some(l), &before, deadline, explicit.is_some()).await {
+                Ok(x) => x,
+                Err(b) => return Ok(blocked(&url, b)),
+            },
+        };
+        let mut res = self.nav_result(&tab, wait, lifecycle);
+        if let Some(r) = recovered {
+            res.0 = format!("{r}.\n{}", res.0);
+            res.1["recovered"] = json!(r);
+        }
+        Ok(res)
+    }
+
+    fn nav_result(&self, tab: &str, wait: Wait, lifecycle: Vec<String>) -> (String, Value) {
+        let (url, title) = {
+            let st = self.sup.state();
+            st.tab(tab).map(|t| (t.url.clone(), t.title.clone())).unwrap_or_default()
+        };
+        let (status, why) = match wait {
+            Wait::Complete => ("complete", None),
+            Wait::Partial(w) => ("partial", Some(w)),
+        };
+        let mut text = format!("Navigated to {url} (status: {status}; title: {title:?}). Take a browser_snapshot to see the page.");
+        if let Some(w) = why {
+            text.push_str(&format!("\nPartial: {w}. Lifecycle so far: {}.", lifecycle.join(", ")));
+        }
+        (text, json!({"status": status, "url": url, "title": title, "tab_id": tab, "lifecycle": lifecycle, "reason": why}))
+    }
+
+    pub(crate) async fn back(&self) -> Done {
+        let (tab, sid) = self.current()?;
+        if let Some(d) = self.sup.state().pending.iter().find(|d| d.tab_id == tab) {
+            return Err(dialog_error(d));
+        }
+        let h = self.sup.conn().call(Some(&sid), "Page.getNavigationHistory", json!({}), 5_000).await?;
+        let i = h["currentIndex"].as_i64().unwrap_or(0);
+        if i <= 0 {
+            return Err(ToolError::new("no_history", "there is no previous page in this tab's history"));
+        }
+        let entry = &h["entries"][(i - 1) as usize];
+        let before = self.sup.state().frames.get(&tab).map(|f| f.lifecycle_loader.clone()).unwrap_or_default();
+        let deadline = Instant::now() + Duration::from_millis(NAV_TIMEOUT_MS);
+        let go = self.sup.conn().call(Some(&sid), "Page.navigateToHistoryEntry", json!({"entryId": entry["id"]}), NAV_TIMEOUT_MS);
+        let target = entry["url"].as_str().unwrap_or("").to_string();
+        match race_dialog(&self.sup, &tab, go).await {
+            Raced::Dialog(d) => return Ok(blocked(&target, json!({"dialog": d, "lifecycle": []}))),
+            Raced::Done(r) => {
+                r?;
+            }
+        }
+        // A back/forward-cache restore keeps the document and fires no new lifecycle.
+        let bf = self
+            .sup
+            .wait_for(Instant::now() + Duration::from_millis(1_000), |st| {
+                st.frames.get(&tab).filter(|f| f.url == target && f.lifecycle_loader == before).map(|_| ())
+            })
+            .await;
+        let (wait, lc) = if bf.is_some() {
+            (Wait::Complete, vec![])
+        } else {
+            match self.wait_loaded(&tab, None, &before, deadline, false).await {
+                Ok(x) => x,
+                Err(b) => return Ok(blocked(&target, b)),
+            }
+        };
+        Ok(self.nav_result(&tab, wait, lc))
+    }
+
+    pub(crate) async fn snapshot(&self, a: &Value) -> Done {
+        let (tab, _) = self.current()?;
+        let full = bool_arg(a, "full");
+        let paused = self.sup.state().pending.iter().find(|d| d.tab_id == tab).cloned();
+        let snap = match paused {
+            Some(d) => Err(d),
+            None => match race_dialog(&self.sup, &tab, snapshot::take(&self.sup, &self.refs, &tab, full)).await {
+                Raced::Done(r) => Ok(r?),
+                Raced::Dialog(d) => Err(d),
+            },
+        };
+        let (extra_text, sup_json) = self.supervisor_fields(&tab);
+        match snap {
+            Ok(s) => {
+                let mut text = format!("Tab {tab} · {:?} · {}\n{}", s.title, s.url, s.text);
+                *self.last_snapshot.lock().unwrap_or_else(|p| p.into_inner()) = Some((tab.clone(), text.clone()));
+                text.push_str(&extra_text);
+                let mut v = json!({"tab_id": tab, "url": s.url, "title": s.title, "snapshot": s.text, "element_count": s.refs});
+                merge(&mut v, sup_json);
+                if !s.unreadable.is_empty() {
+                    v["unreadable_frames"] = json!(s.unreadable);
+                }
+                Ok((text, v))
+            }
+            Err(d) => {
+                let last = self.last_snapshot.lock().unwrap_or_else(|p| p.into_inner()).clone().filter(|(t, _)| *t == tab).map(|(_, s)| s);
+                let mut text = format!(
+                    "The page is paused by a {} dialog ({:?}, id {}): nothing can be read from it until the dialog is answered with browser_dialog.",
+                    d.kind, d.message, d.id
+                );
+                if let Some(l) = &last {
+                    text.push_str("\nLast good snapshot (before the dialog; may be outdated):\n");
+                    text.push_str(l);
+                }
+                text.push_str(&extra_text);
+                let mut v = json!({"tab_id": tab, "paused_by_dialog": true, "snapshot": last});
+                merge(&mut v, sup_json);
+                Ok((text, v))
+            }
+        }
+    }
+
+    /// `pending_dialogs`, `recent_dialogs`, `frame_tree` as text lines and JSON.
+    fn supervisor_fields(&self, tab: &str) -> (String, Value) {
+        let st = self.sup.state();
+        let tree = st.frame_tree(tab);
+        let recent: Vec<_> = st.recent.iter().cloned().collect();
+        let mut text = pending_banner(&st.pending);
+        if let Some(r) = recent.last() {
+            text.push_str(&format!("\nrecent_dialogs ({}), latest: {}", recent.len(), json!(r)));
+        }
+        if tree["children"].as_array().is_some_and(|c| !c.is_empty()) {
+            text.push_str(&format!("\nframe_tree: {tree}"));
+        }
+        (text, json!({"pending_dialogs": st.pending, "recent_dialogs": recent, "frame_tree": tree, "page_target_id": tab}))
+    }
+}
+
+fn merge(v: &mut Value, extra: Value) {
+    if let (Some(o), Value::Object(e)) = (v.as_object_mut(), extra) {
+        o.extend(e);
+    }
+}
+
+fn blocked(url: &str, b: Value) -> (String, Value) {
+    let d = &b["dialog"];
+    let kind = d["type"].as_str().unwrap_or("?");
+    let what = if kind == "beforeunload" {
+        "The page asks to confirm leaving (beforeunload). browser_dialog accept leaves the page and the navigation goes on; dismiss stays (navigation cancelled by page).".to_string()
+    } else {
+        format!("The page opened a {kind} dialog {:?} while loading; answer it with browser_dialog and the page goes on loading.", d["message"].as_str().unwrap_or(""))
+    };
+    let text = format!("Navigation to {url}: blocked_by_dialog. {what}\nLifecycle so far: {}", b["lifecycle"]);
+    (text, json!({"status": "blocked_by_dialog", "url": url, "dialog": b["dialog"], "lifecycle": b["lifecycle"]}))
+}

@@ -1,0 +1,188 @@
+//! The accessibility snapshot: the in-page script runs in every frame of the tab (each in
+//! its own isolated world, OOPIFs on their own sessions), and the frames' line lists are
+//! stitched under their `<iframe>` owners (`DOM.getFrameOwner`), with session-wide refs.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use futures_util::future::join_all;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tabgate_supervisor::{CdpSupervisor, Frame};
+
+use crate::page::{eval_world, js, world};
+use crate::refs::{RefEntry, Refs};
+use crate::ToolError;
+
+/// One frame's result from `__tabgate.snapshot()`.
+#[derive(Debug, Deserialize)]
+struct FrameSnap {
+    doc: String,
+    #[serde(default)]
+    url: String,
+    #[serde(default)]
+    title: String,
+    /// `[depth, role, name, attrs, id, isFrameOwner?]`
+    lines: Vec<Value>,
+}
+
+/// A rendered snapshot of one tab.
+pub struct Snapshot {
+    pub text: String,
+    pub url: String,
+    pub title: String,
+    /// Number of refs in this snapshot.
+    pub refs: usize,
+    /// Frames whose content could not be read, with the reason.
+    pub unreadable: Vec<(String, String)>,
+}
+
+/// Takes the snapshot of `tab`. Frames are read concurrently; a frame that fails (paused by
+/// a dialog, gone mid-read) is shown as a text line saying so rather than failing the whole.
+pub async fn take(sup: &CdpSupervisor, refs: &std::sync::Mutex<Refs>, tab: &str, full: bool) -> Result<Snapshot, ToolError> {
+    let frames: Vec<Frame> = sup.state().frames.values().filter(|f| f.tab_id == tab).cloned().collect();
+    let top = frames
+        .iter()
+        .find(|f| f.frame_id == tab)
+        .cloned()
+        .ok_or_else(|| ToolError::new("tab_not_ready", "the tab has no document yet; call browser_navigate first"))?;
+    let call = format!("globalThis.__tabgate.snapshot({})", js(json!({"full": full})));
+    let results = join_all(frames.iter().map(|f| read_frame(sup, f, &call))).await;
+    let mut snaps: HashMap<String, Result<FrameSnap, String>> = HashMap::new();
+    for (f, r) in frames.iter().zip(results) {
+        snaps.insert(f.frame_id.clone(), r);
+    }
+    if let Some(Err(e)) = snaps.get(&top.frame_id) {
+        return Err(ToolError::new("snapshot_failed", format!("cannot read the page: {e}")));
+    }
+    // owner element of every child frame whose parent was read
+    let children: Vec<&Frame> = frames.iter().filter(|f| f.parent_frame_id.is_some()).collect();
+    let owner_ids = join_all(children.iter().map(|c| owner_of(sup, refs, &frames, c))).await;
+    let mut by_owner: HashMap<(String, u64), String> = HashMap::new();
+    for (c, o) in children.iter().zip(owner_ids) {
+        if let (Some(p), Some(o)) = (&c.parent_frame_id, o) {
+            by_owner.insert((p.clone(), o), c.frame_id.clone());
+        }
+    }
+    let mut r = Render { refs: &mut refs.lock().unwrap_or_else(|p| p.into_inner()), snaps: &snaps, frames: &frames, by_owner: &by_owner, tab, out: String::new(), count: 0, unreadable: vec![] };
+    r.frame(&top.frame_id, 0);
+    let (text, count, unreadable) = (r.out, r.count, r.unreadable);
+    let (url, title) = match snaps.get(&top.frame_id) {
+        Some(Ok(s)) => (s.url.clone(), s.title.clone()),
+        _ => (top.url.clone(), String::new()),
+    };
+    Ok(Snapshot { text, url, title, refs: count, unreadable })
+}
+
+async fn read_frame(sup: &CdpSupervisor, f: &Frame, call: &str) -> Result<FrameSnap, String> {
+    let v = eval_world(sup, f, call).await.map_err(|e| e.message)?;
+    serde_json::from_value(v).map_err(|e| format!("bad snapshot data: {e}"))
+}
+
+/// The owner element id (in the parent document) of child frame `c`, cached per parent
+/// document: `DOM.getFrameOwner` → `DOM.resolveNode` in the parent's isolated world →
+/// `__tabgate.idOf(this)`.
+pub(crate) async fn owner_of(sup: &CdpSupervisor, refs: &std::sync::Mutex<Refs>, frames: &[Frame], c: &Frame) -> Option<u64> {
+    let parent = frames.iter().find(|f| Some(&f.frame_id) == c.parent_frame_id.as_ref())?;
+    if let Some(o) = refs.lock().ok()?.owner(&c.frame_id, &parent.loader_id) {
+        return Some(o);
+    }
+    let conn = sup.conn();
+    let sid = Some(parent.session_id.as_str());
+    let owner = conn.call(sid, "DOM.getFrameOwner", json!({"frameId": c.frame_id}), 5_000).await.ok()?;
+    let ctx = world(sup, parent).await.ok()?;
+    let obj = conn
+        .call(sid, "DOM.resolveNode", json!({"backendNodeId": owner["backendNodeId"], "executionContextId": ctx, "objectGroup": "tabgate"}), 5_000)
+        .await
+        .ok()?;
+    let id = conn
+        .call(
+            sid,
+            "Runtime.callFunctionOn",
+            json!({"objectId": obj["object"]["objectId"], "functionDeclaration": "function(){return globalThis.__tabgate ? globalThis.__tabgate.idOf(this) : 0}", "returnByValue": true}),
+            5_000,
+        )
+        .await
+        .ok()?["result"]["value"]
+        .as_u64()
+        .filter(|&i| i > 0)?;
+    let _ = conn.call(sid, "Runtime.releaseObjectGroup", json!({"objectGroup": "tabgate"}), 5_000).await;
+    refs.lock().ok()?.set_owner(&c.frame_id, &parent.loader_id, id);
+    Some(id)
+}
+
+struct Render<'a> {
+    refs: &'a mut Refs,
+    snaps: &'a HashMap<String, Result<FrameSnap, String>>,
+    frames: &'a [Frame],
+    by_owner: &'a HashMap<(String, u64), String>,
+    tab: &'a str,
+    out: String,
+    count: usize,
+    unreadable: Vec<(String, String)>,
+}
+
+impl Render<'_> {
+    fn frame(&mut self, frame_id: &str, base: usize) {
+        let snap = match self.snaps.get(frame_id) {
+            Some(Ok(s)) => s,
+            Some(Err(e)) => {
+                self.line(base, "text", &format!("(frame content unavailable: {e})"), "", None);
+                self.unreadable.push((frame_id.to_string(), e.clone()));
+                return;
+            }
+            None => return,
+        };
+        let loader = self.frames.iter().find(|f| f.frame_id == frame_id).map(|f| f.loader_id.clone()).unwrap_or_default();
+        for l in &snap.lines {
+            let depth = l[0].as_u64().unwrap_or(0) as usize + base;
+            let role = l[1].as_str().unwrap_or("generic");
+            let name = l[2].as_str().unwrap_or("");
+            let attrs = l[3].as_str().unwrap_or("");
+            let id = l[4].as_u64().unwrap_or(0);
+            let r = (id > 0).then(|| {
+                self.refs.assign(RefEntry {
+                    tab: self.tab.to_string(),
+                    frame_id: frame_id.to_string(),
+                    loader_id: loader.clone(),
+                    doc: snap.doc.clone(),
+                    elem: id,
+                    role: role.to_string(),
+                    name: name.to_string(),
+                })
+            });
+            self.line(depth, role, name, attrs, r.as_deref());
+            if l.get(5).and_then(Value::as_u64) == Some(1) {
+                if let Some(child) = self.by_owner.get(&(frame_id.to_string(), id)).cloned() {
+                    self.frame(&child, depth + 1);
+                }
+            }
+        }
+    }
+
+    fn line(&mut self, depth: usize, role: &str, name: &str, attrs: &str, r: Option<&str>) {
+        for _ in 0..depth {
+            self.out.push_str("  ");
+        }
+        self.out.push_str("- ");
+        self.out.push_str(role);
+        if !name.is_empty() {
+            self.out.push_str(" \"");
+            for ch in name.chars() {
+                match ch {
+                    '"' => self.out.push_str("\\\""),
+                    '\\' => self.out.push_str("\\\\"),
+                    '\n' | '\r' => self.out.push(' '),
+                    c => self.out.push(c),
+                }
+            }
+            self.out.push('"');
+        }
+        self.out.push_str(attrs);
+        if let Some(r) = r {
+            let _ = write!(self.out, " [ref={r}]");
+            self.count += 1;
+        }
+        self.out.push('\n');
+    }
+}

@@ -1,0 +1,870 @@
+// tabgate snapshot script. Evaluated by tabgate inside each frame's isolated world
+// (Page.createIsolatedWorld + Runtime.evaluate{contextId, returnByValue:true}) as
+// `<this file>; globalThis.__tabgate.snapshot({full:false})` (or another call below).
+// Plain script, no modules. Installs globalThis.__tabgate once per document (idempotent:
+// a second evaluation with the same version keeps the existing object and its id map).
+// Contract: README.md next to this file.
+(function () {
+  'use strict';
+  var VERSION = '1';
+  var G = globalThis;
+  if (G.__tabgate && G.__tabgate.version === VERSION) return;
+
+  // ---------------------------------------------------------------- ids
+  var ids = new WeakMap();   // element -> id
+  var refs = new Map();      // id -> WeakRef(element)
+  var nextId = 1;
+  var adopted = new WeakMap(); // host -> closed ShadowRoot (from adoptRoot)
+  var nAdopted = 0;
+
+  function token() {
+    var a = new Uint8Array(8), s = '';
+    if (G.crypto && G.crypto.getRandomValues) G.crypto.getRandomValues(a);
+    else for (var i = 0; i < 8; i++) a[i] = Math.floor(Math.random() * 256);
+    for (var j = 0; j < 8; j++) s += (a[j] < 16 ? '0' : '') + a[j].toString(16);
+    return s;
+  }
+  var DOC = token();
+
+  function idOf(el) {
+    var id = ids.get(el);
+    if (!id) {
+      id = nextId++;
+      ids.set(el, id);
+      refs.set(id, new WeakRef(el));
+    }
+    return id;
+  }
+  function byId(id) {
+    var r = refs.get(+id);
+    if (!r) return null;
+    var el = r.deref();
+    if (!el) { refs.delete(+id); return null; }
+    return el;
+  }
+  function sweep() {
+    refs.forEach(function (r, id) { if (!r.deref()) refs.delete(id); });
+  }
+
+  // ---------------------------------------------------------------- tables
+  function set(s) {
+    var o = Object.create(null);
+    s.split(' ').forEach(function (k) { if (k) o[k] = 1; });
+    return o;
+  }
+  // Never walked (nor their subtree).
+  var SKIP = set('script style template noscript head title meta link base datalist param source track wbr map area object embed');
+  // Walked as a node, but their children are fallback content.
+  var LEAF = set('canvas video audio svg math img input textarea progress meter');
+  // Inline formatting elements: text across their boundaries merges into one text line.
+  var INLINE = set('a abbr b bdi bdo big cite code data del dfn em font i img ins kbd label mark nobr q rp rt ruby s samp small span strong sub sup time tt u var br slot');
+  var INTERACTIVE = set('link button textbox searchbox checkbox radio combobox listbox option slider spinbutton switch tab menuitem menuitemcheckbox menuitemradio treeitem');
+  // Roles whose name comes from their content (accname "name from content").
+  var NFC = set('button link heading tab menuitem menuitemcheckbox menuitemradio option cell gridcell columnheader rowheader checkbox radio switch treeitem tooltip');
+  // Roles kept even without a name when pruning.
+  var KEEP = set('heading table grid treegrid row cell gridcell columnheader rowheader navigation main banner contentinfo complementary search dialog alertdialog article tablist tabpanel menu menubar tree toolbar radiogroup alert');
+  // Roles never kept (unless full), whatever their name.
+  var DROP = set('none presentation paragraph rowgroup term definition separator caption legend strong emphasis code subscript superscript insertion deletion time mark');
+  var TEXTY = set('textbox searchbox combobox spinbutton');
+  var EDITABLE_INPUT = set('text search email url tel password number date datetime-local month week time');
+  // A selector for "probably contains something interactive" (pre-check for table cells).
+  var Q_INTER = 'a[href],button,input:not([type=hidden]),select,textarea,[tabindex],[role],[contenteditable],[onclick],iframe,summary';
+  var CV = { visibilityProperty: true };
+  var NAME_CAP = 120, TEXT_CAP = 200, TEXT_CAP_FULL = 2000, VALUE_CAP = 80;
+
+  function clean(s) { return s ? String(s).replace(/\s+/g, ' ').trim() : ''; }
+  function cap(s, n) { return s.length > n ? s.slice(0, n - 1) + '\u2026' : s; }
+  function attrVal(s) { return cap(clean(s), VALUE_CAP).replace(/\\/g, '\\\\').replace(/"/g, '\\"'); }
+
+  // ---------------------------------------------------------------- composed tree
+  function shadowOf(el) {
+    var sr = el.shadowRoot;
+    if (sr) return sr;
+    return nAdopted ? (adopted.get(el) || null) : null;
+  }
+  // Children in the flat tree: shadow root content for hosts, assigned nodes for slots.
+  function kids(n) {
+    if (n.nodeType === 1) {
+      var sr = shadowOf(n);
+      if (sr) return sr.childNodes;
+      if (n.localName === 'slot' && n.assignedNodes) {
+        var a = n.assignedNodes();
+        if (a.length) return a;
+      }
+    }
+    return n.childNodes;
+  }
+  function composedParent(n) {
+    if (n.assignedSlot) return n.assignedSlot;
+    var p = n.parentNode;
+    if (p && p.nodeType === 11 && p.host) return p.host;
+    return p;
+  }
+  function composedContains(anc, n) {
+    for (; n; n = n.parentNode || n.host) if (n === anc) return true;
+    return false;
+  }
+
+  // ---------------------------------------------------------------- visibility
+  // 0: not rendered (skip subtree); 1: rendered; 2: own box hidden (visibility:hidden),
+  // children may still show; 3: display:contents (no box, children render, text visible).
+  var visCache = null;
+  function vis(el) {
+    var v = visCache && visCache.get(el);
+    if (v !== undefined && v !== null) return v;
+    v = visCompute(el);
+    if (visCache) visCache.set(el, v);
+    return v;
+  }
+  function visCompute(el) {
+    if (el.checkVisibility ? el.checkVisibility(CV) : el.getClientRects().length > 0) return 1;
+    var cs = getComputedStyle(el);
+    if (cs.display === 'none') return 0;
+    if (cs.display === 'contents') return cs.visibility === 'visible' ? 3 : 2;
+    if (cs.visibility !== 'visible' && el.getClientRects().length > 0) return 2;
+    return 0; // e.g. inside closed <details>, content-visibility:hidden
+  }
+  function area(r) { return r.width > 0 && r.height > 0; }
+  // An element with a zero-size box whose subtree is all zero-size is invisible.
+  function zeroSize(el) {
+    if (area(el.getBoundingClientRect())) return false;
+    var all = el.getElementsByTagName('*');
+    for (var i = 0; i < all.length && i < 200; i++) if (area(all[i].getBoundingClientRect())) return false;
+    var sr = shadowOf(el);
+    if (sr) {
+      all = sr.querySelectorAll('*');
+      for (i = 0; i < all.length && i < 200; i++) if (area(all[i].getBoundingClientRect())) return false;
+    }
+    return true;
+  }
+  function rendered(el) {
+    if (el.getAttribute('aria-hidden') === 'true') return false;
+    var v = vis(el);
+    return v === 3 || (v === 1 && !zeroSize(el));
+  }
+
+  // ---------------------------------------------------------------- roles
+  function sectioned(el) {
+    var p = el.parentElement;
+    return !!(p && p.closest('article,aside,main,nav,section'));
+  }
+  function inputRole(el) {
+    switch (el.type) {
+      case 'hidden': return '';
+      case 'button': case 'submit': case 'reset': case 'image': case 'file': case 'color': return 'button';
+      case 'checkbox': return el.hasAttribute('switch') ? 'switch' : 'checkbox';
+      case 'radio': return 'radio';
+      case 'range': return 'slider';
+      case 'number': return 'spinbutton';
+      case 'search': return el.hasAttribute('list') ? 'combobox' : 'searchbox';
+      default: return el.hasAttribute('list') ? 'combobox' : 'textbox';
+    }
+  }
+  function implicitRole(el, tag) {
+    switch (tag) {
+      case 'a': return el.hasAttribute('href') ? 'link' : 'generic';
+      case 'button': return 'button';
+      case 'input': return inputRole(el);
+      case 'select': return (el.multiple || el.size > 1) ? 'listbox' : 'combobox';
+      case 'textarea': return 'textbox';
+      case 'option': return 'option';
+      case 'optgroup': return 'group';
+      case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
+      case 'img': return (el.getAttribute('alt') === '' && !el.hasAttribute('aria-label')) ? 'none' : 'img';
+      case 'svg': return 'img';
+      case 'ul': case 'ol': case 'menu': return 'list';
+      case 'li': return 'listitem';
+      case 'table': return 'table';
+      case 'thead': case 'tbody': case 'tfoot': return 'rowgroup';
+      case 'tr': return 'row';
+      case 'td': return 'cell';
+      case 'th': {
+        var sc = el.getAttribute('scope');
+        return (sc === 'row' || sc === 'rowgroup') ? 'rowheader' : 'columnheader';
+      }
+      case 'caption': return 'caption';
+      case 'nav': return 'navigation';
+      case 'main': return 'main';
+      case 'aside': return 'complementary';
+      case 'search': return 'search';
+      case 'header': return sectioned(el) ? 'generic' : 'banner';
+      case 'footer': return sectioned(el) ? 'generic' : 'contentinfo';
+      case 'section': return 'region';
+      case 'form': return 'form';
+      case 'article': return 'article';
+      case 'dialog': return 'dialog';
+      case 'details': case 'fieldset': case 'hgroup': case 'address': return 'group';
+      case 'summary': return 'button';
+      case 'legend': return 'legend';
+      case 'figure': return 'figure';
+      case 'progress': return 'progressbar';
+      case 'meter': return 'meter';
+      case 'output': return 'status';
+      case 'p': return 'paragraph';
+      case 'blockquote': return 'blockquote';
+      case 'hr': return 'separator';
+      case 'dt': return 'term';
+      case 'dd': return 'definition';
+      case 'iframe': case 'frame': return 'iframe';
+      case 'math': return 'math';
+      case 'strong': case 'b': return 'generic';
+    }
+    return 'generic';
+  }
+  var NATIVE_FOCUSABLE = set('a button input select textarea summary iframe');
+  function roleOf(el, tag) {
+    var r = el.getAttribute('role');
+    if (r) {
+      r = r.trim().toLowerCase().split(/\s+/)[0];
+      if (r === 'presentation') r = 'none';
+      // presentational role conflict: focusable native elements keep their role
+      if (r && !(r === 'none' && NATIVE_FOCUSABLE[tag])) return r;
+    }
+    return implicitRole(el, tag);
+  }
+  function editingHost(el) {
+    var a = el.getAttribute('contenteditable');
+    if (a === null || a === 'false') return false;
+    if (!el.isContentEditable) return false;
+    var p = composedParent(el);
+    return !(p && p.nodeType === 1 && p.isContentEditable);
+  }
+
+  // ---------------------------------------------------------------- names
+  var curSkip = null; // Set of elements used as a name source (legend/caption) in this snapshot
+
+  function rootById(el, id) {
+    var root = el.getRootNode ? el.getRootNode() : document;
+    var t = root.getElementById ? root.getElementById(id) : null;
+    if (!t && root !== document) t = document.getElementById(id);
+    return t;
+  }
+  function idrefsText(el, list) {
+    var out = [], parts = list.trim().split(/\s+/);
+    for (var i = 0; i < parts.length; i++) {
+      var t = rootById(el, parts[i]);
+      if (!t) continue;
+      var al = t.getAttribute('aria-label');
+      if (al && al.trim()) { out.push(al); continue; }
+      out.push(contentText(t, null, true));
+    }
+    return clean(out.join(' '));
+  }
+  function svgTitle(el) {
+    for (var c = el.firstElementChild; c; c = c.nextElementSibling) {
+      if (c.localName === 'title') return clean(c.textContent);
+    }
+    return '';
+  }
+  function selectedLabels(sel) {
+    var out = [], o = sel.selectedOptions;
+    for (var i = 0; i < o.length; i++) out.push(clean(o[i].label || o[i].text));
+    return out;
+  }
+  function inputText(el) {
+    var t = el.type;
+    if (t === 'button' || t === 'submit' || t === 'reset') return el.value || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : '');
+    if (t === 'image') return el.getAttribute('alt') || el.value || '';
+    if (t === 'checkbox' || t === 'radio' || t === 'hidden' || t === 'password' || t === 'file') return '';
+    return el.value;
+  }
+  // Text alternative of a subtree (name from content), whitespace-collapsed.
+  // skip: element to leave out (the control a label names); hiddenToo: include hidden
+  // content (aria-labelledby targets).
+  function contentText(el, skip, hiddenToo) {
+    var out = [];
+    out.len = 0;
+    gather(el, out, skip, !!hiddenToo, true);
+    return clean(out.join(''));
+  }
+  function gather(n, out, skip, hiddenToo, textOk) {
+    var ch = kids(n);
+    for (var i = 0; i < ch.length; i++) {
+      if (out.len > 1000) return;
+      var c = ch[i];
+      var nt = c.nodeType;
+      if (nt === 3) {
+        if (textOk) { out.push(c.data); out.len += c.data.length; }
+        continue;
+      }
+      if (nt !== 1 || c === skip) continue;
+      var tag = c.localName;
+      if (SKIP[tag]) continue;
+      if (!hiddenToo && c.getAttribute('aria-hidden') === 'true') continue;
+      var v = 1;
+      if (!hiddenToo) { v = vis(c); if (v === 0) continue; }
+      var block = !INLINE[tag];
+      if (block) out.push(' ');
+      var al = c.getAttribute('aria-label');
+      var s = null;
+      if (al && al.trim()) s = al;
+      else if (tag === 'img') s = c.getAttribute('alt') || '';
+      else if (tag === 'input') s = inputText(c);
+      else if (tag === 'textarea') s = c.value;
+      else if (tag === 'select') s = selectedLabels(c).join(' ');
+      else if (tag === 'svg') s = svgTitle(c);
+      else if (tag === 'br') s = ' ';
+      if (s !== null) {
+        if (v !== 2 || hiddenToo) { out.push(s); out.len += s.length; }
+      } else {
+        gather(c, out, skip, hiddenToo, v !== 2);
+      }
+      if (block) out.push(' ');
+    }
+  }
+  function labelsText(el) {
+    var ls = el.labels;
+    if (!ls || !ls.length) return '';
+    var out = [];
+    for (var i = 0; i < ls.length; i++) out.push(contentText(ls[i], el, false));
+    return clean(out.join(' '));
+  }
+  function firstChildTag(el, tag) {
+    for (var c = el.firstElementChild; c; c = c.nextElementSibling) if (c.localName === tag) return c;
+    return null;
+  }
+  function nativeName(el, tag) {
+    var c;
+    switch (tag) {
+      case 'input': {
+        var t = el.type;
+        if (t === 'button' || t === 'submit' || t === 'reset') return clean(inputText(el)) || labelsText(el);
+        if (t === 'image') return clean(el.getAttribute('alt') || el.value || '') || 'Submit';
+        return labelsText(el);
+      }
+      case 'textarea': case 'select': case 'meter': case 'progress': case 'output':
+        return labelsText(el);
+      case 'img':
+        return clean(el.getAttribute('alt'));
+      case 'svg':
+        return svgTitle(el);
+      case 'fieldset':
+        c = firstChildTag(el, 'legend');
+        break;
+      case 'table':
+        c = firstChildTag(el, 'caption');
+        break;
+      case 'figure':
+        c = firstChildTag(el, 'figcaption');
+        break;
+    }
+    if (c) {
+      var s = contentText(c, null, false);
+      if (s && curSkip) curSkip.add(c);
+      return s;
+    }
+    return '';
+  }
+  // Name from author attributes only (for generic wrappers).
+  function ariaName(el) {
+    var v = el.getAttribute('aria-labelledby');
+    var n = v ? idrefsText(el, v) : '';
+    if (!n) n = clean(el.getAttribute('aria-label'));
+    return n;
+  }
+  // Accessible name (compact accname 1.2). content: allow name from content.
+  function nameOf(el, tag, role, content) {
+    var n = ariaName(el);
+    if (!n) n = nativeName(el, tag);
+    if (!n && content && NFC[role]) n = contentText(el, null, false);
+    if (!n) n = clean(el.getAttribute('title'));
+    if (!n && TEXTY[role]) n = clean(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder'));
+    return cap(n, NAME_CAP);
+  }
+
+  // ---------------------------------------------------------------- attributes
+  function isFormCtl(tag) {
+    return tag === 'input' || tag === 'button' || tag === 'select' || tag === 'textarea' || tag === 'option' || tag === 'optgroup' || tag === 'fieldset';
+  }
+  function valueOf(el, tag) {
+    if (tag === 'input' || tag === 'textarea') return el.value;
+    if (tag === 'select') return selectedLabels(el).join(', ');
+    if (editingHost(el)) return el.innerText;
+    return null;
+  }
+  function attrsOf(el, tag, role, ctl, pointer, full) {
+    // ctl: element whose state is described (el itself, or the hidden control of a label)
+    var a = '', v;
+    var ctag = ctl.localName;
+    if (role === 'heading') {
+      v = /^h[1-6]$/.test(tag) ? +tag[1] : +(el.getAttribute('aria-level') || 2);
+      a += ' [level=' + v + ']';
+    }
+    if (ctag === 'input' && (ctl.type === 'checkbox' || ctl.type === 'radio')) {
+      if (ctl.indeterminate) a += ' [checked=mixed]';
+      else if (ctl.checked) a += ' [checked]';
+    } else if ((v = ctl.getAttribute('aria-checked'))) {
+      if (v === 'true') a += ' [checked]';
+      else if (v === 'mixed') a += ' [checked=mixed]';
+    }
+    if ((isFormCtl(ctag) && ctl.matches(':disabled')) || ctl.getAttribute('aria-disabled') === 'true') a += ' [disabled]';
+    if ((v = ctl.getAttribute('aria-expanded'))) a += v === 'true' ? ' [expanded]' : ' [expanded=false]';
+    else if (ctag === 'summary' && ctl.parentElement && ctl.parentElement.localName === 'details') a += ctl.parentElement.open ? ' [expanded]' : ' [expanded=false]';
+    if (ctag === 'option' ? ctl.selected : ctl.getAttribute('aria-selected') === 'true') a += ' [selected]';
+    if ((v = ctl.getAttribute('aria-pressed'))) { if (v === 'true') a += ' [pressed]'; else if (v === 'mixed') a += ' [pressed=mixed]'; }
+    if (TEXTY[role] || role === 'slider' || ctag === 'textarea' || (ctag === 'input' && role === 'textbox')) {
+      if (ctag === 'input' && ctl.type === 'password') { if (ctl.value) a += ' [value=\u2022\u2022\u2022]'; }
+      else {
+        v = valueOf(ctl, ctag);
+        if (v === null && (role === 'slider' || role === 'spinbutton')) v = ctl.getAttribute('aria-valuetext') || ctl.getAttribute('aria-valuenow');
+        if (v) a += ' [value="' + attrVal(v) + '"]';
+      }
+    } else if (ctag === 'select') {
+      v = valueOf(ctl, ctag);
+      if (v && role === 'combobox') a += ' [value="' + attrVal(v) + '"]';
+    }
+    if (ctl.required || ctl.getAttribute('aria-required') === 'true') a += ' [required]';
+    if (((ctag === 'input' || ctag === 'textarea') && ctl.readOnly && TEXTY[role]) || ctl.getAttribute('aria-readonly') === 'true') a += ' [readonly]';
+    if (pointer) a += ' [cursor=pointer]';
+    if (full && role === 'link' && el.href) a += ' [url=' + el.href + ']';
+    return a;
+  }
+
+  // ---------------------------------------------------------------- walk
+  var TEXT = 1, REFS = 2, INTER = 4;
+  var S = null; // current snapshot state
+
+  function flush() {
+    if (!S.pend.length) return;
+    var s = clean(S.pend.join(''));
+    S.pend.length = 0;
+    if (s) S.lines.push([S.pendDepth, 'text', cap(s, S.full ? TEXT_CAP_FULL : TEXT_CAP), '', 0]);
+  }
+  function addText(s, depth) {
+    if (S.pendDepth !== depth) { flush(); S.pendDepth = depth; }
+    S.pend.push(s);
+  }
+  function walkKids(n, depth, mode, pcur) {
+    var ch = kids(n);
+    for (var i = 0; i < ch.length; i++) {
+      var c = ch[i], nt = c.nodeType;
+      if (nt === 3) { if ((mode & (TEXT | REFS)) === TEXT) addText(c.data, depth); }
+      else if (nt === 1) walkEl(c, depth, mode, pcur);
+    }
+  }
+  function emit(depth, role, name, attrs, id) {
+    flush();
+    var l = [depth, role, name, attrs, id];
+    S.lines.push(l);
+    return l;
+  }
+  function tabbable(el) {
+    return el.hasAttribute('tabindex') && el.tabIndex >= 0;
+  }
+
+  function walkEl(el, depth, mode, pcur) {
+    var tag = el.localName;
+    if (SKIP[tag]) return;
+    if (el.getAttribute('aria-hidden') === 'true') return;
+    if (curSkip.size && curSkip.has(el)) return;
+    var vs = vis(el);
+    if (vs === 0) return;
+    var full = S.full;
+    var block = !INLINE[tag];
+    if (block) flush();
+    var cmode = vs === 2 ? (mode & ~TEXT) : (mode | TEXT);
+
+    if (tag === 'iframe' || tag === 'frame') {
+      if (vs !== 1 || zeroSize(el)) return;
+      var fid = idOf(el);
+      flush();
+      var fl = [depth, 'iframe', nameOf(el, tag, 'iframe', false), '', fid, 1];
+      S.lines.push(fl);
+      S.owners.push(fid);
+      S.nInter++;
+      return;
+    }
+    if (tag === 'svg' && !el.hasAttribute('tabindex') && !el.hasAttribute('role')) {
+      // graphics: only a named svg says something
+      if (vs !== 1) return;
+      var sn = nameOf(el, tag, 'img', false);
+      if (sn || full) emit(depth, 'img', sn, '', full ? idOf(el) : 0);
+      return;
+    }
+
+    var role = roleOf(el, tag);
+    if (!role) return; // input[type=hidden]
+
+    if (tag === 'label' && !(mode & REFS)) {
+      var ctl = el.control;
+      if (ctl && ctl !== el && !composedContains(ctl, el)) {
+        if (rendered(ctl)) {
+          // the control carries this text as its name: only walk for nested interactive elements
+          walkKids(el, depth, cmode | REFS, pcur);
+          if (block) flush();
+          return;
+        }
+        if (vs === 1 && !zeroSize(el)) {
+          // a visually hidden control (custom checkbox): the label stands in for it
+          var crole = roleOf(ctl, ctl.localName) || 'generic';
+          var ln = clean(ariaName(ctl)) || contentText(el, ctl, false);
+          emit(depth, crole, cap(ln, NAME_CAP), attrsOf(el, tag, crole, ctl, false, full), idOf(el));
+          S.nInter++;
+          walkKids(el, depth + 1, cmode | REFS | INTER, '');
+          return;
+        }
+      }
+    }
+
+    if (tag === 'select') { selectLines(el, depth, role, vs); return; }
+
+    var ce = editingHost(el);
+    if (ce && !el.hasAttribute('role')) role = 'textbox';
+    var inter = !!(INTERACTIVE[role] || ce || tabbable(el));
+    var pointer = false, cur = '';
+    if (!inter && !(mode & (INTER | REFS)) && vs === 1) {
+      cur = getComputedStyle(el).cursor;
+      if (cur === 'pointer' && pcur !== 'pointer' && tag !== 'label' && tag !== 'body' && tag !== 'html') {
+        pointer = inter = true;
+        if (role === 'none') role = 'generic';
+      }
+    }
+    if (inter && vs === 1 && zeroSize(el)) return;
+    if (tag === 'summary' && !(el.parentElement && el.parentElement.localName === 'details')) { role = el.hasAttribute('role') ? role : 'generic'; }
+
+    var leaf = LEAF[tag] === 1;
+    var keep, name = '', named = false;
+    if (inter || full) keep = true;
+    else if (role === 'generic' || role === 'none') {
+      if (role === 'generic') { name = ariaName(el); named = true; }
+      keep = !!name;
+    } else if (KEEP[role]) keep = true;
+    else if (DROP[role]) keep = false;
+    else { name = nameOf(el, tag, role, false); named = true; keep = !!name; }
+    // table cell holding a link/button: hoist the content, the cell line adds nothing
+    if (keep && !full && (role === 'cell' || role === 'gridcell') && el.querySelector(Q_INTER)) keep = false;
+
+    if (!keep) {
+      if (!leaf) walkKids(el, depth, cmode, cur || pcur);
+      if (block) flush();
+      return;
+    }
+
+    var id = (inter || full) ? idOf(el) : 0;
+    var nfc = NFC[role] === 1;
+    var genericish = role === 'generic' || role === 'none';
+    if (inter) S.nInter++;
+    var kmode = inter ? (cmode | INTER) : cmode;
+
+    if (inter && (nfc || genericish)) {
+      // name from content: children only for nested interactive elements
+      if (!named || !name) name = nameOf(el, tag, role, true);
+      if (!name && genericish) {
+        var t = contentText(el, null, false);
+        if (t.length <= NAME_CAP) name = t;
+        else {
+          emit(depth, role === 'none' ? 'generic' : role, '', attrsOf(el, tag, role, el, pointer, full), id);
+          if (!leaf) walkKids(el, depth + 1, kmode, 'pointer');
+          flush();
+          return;
+        }
+      }
+      emit(depth, role === 'none' ? 'generic' : role, name, attrsOf(el, tag, role, el, pointer, full), id);
+      if (!leaf) walkKids(el, depth + 1, kmode | REFS, 'pointer');
+      return;
+    }
+    if (inter) {
+      // textbox, listbox, combobox, slider...: content is the value, not children text
+      if (!named) name = nameOf(el, tag, role, false);
+      emit(depth, role, name, attrsOf(el, tag, role, el, pointer, full), id);
+      var refsOnly = (role === 'textbox' || role === 'searchbox' || ce || role === 'slider' || role === 'spinbutton');
+      if (!leaf) walkKids(el, depth + 1, refsOnly ? (kmode | REFS) : kmode, 'pointer');
+      flush();
+      return;
+    }
+    if (nfc) {
+      // heading, cell, columnheader...: named from content unless it holds interactive
+      // elements, in which case the children are listed instead.
+      var explicit = ariaName(el) || nativeName(el, tag);
+      var line = emit(depth, role, cap(explicit, NAME_CAP), attrsOf(el, tag, role, el, false, full), id);
+      var mark = S.lines.length, before = S.nInter;
+      if (!leaf) walkKids(el, depth + 1, kmode, cur || pcur);
+      if (S.nInter === before) {
+        S.lines.length = mark;
+        S.pend.length = 0;
+        if (!explicit) line[2] = cap(contentText(el, null, false) || clean(el.getAttribute('title')), NAME_CAP);
+      } else flush();
+      return;
+    }
+    if (!named) name = nameOf(el, tag, role, false);
+    emit(depth, role, name, attrsOf(el, tag, role, el, false, full), id);
+    if (!leaf) walkKids(el, depth + 1, kmode, cur || pcur);
+    flush();
+  }
+
+  function selectLines(el, depth, role, vs) {
+    if (vs !== 1 || zeroSize(el)) return;
+    var id = idOf(el);
+    S.nInter++;
+    emit(depth, role, nameOf(el, 'select', role, false), attrsOf(el, 'select', role, el, false, S.full), id);
+    var opts = el.options;
+    for (var i = 0; i < opts.length; i++) {
+      var o = opts[i];
+      if (o.hidden || o.getAttribute('aria-hidden') === 'true') continue;
+      var n = clean(o.getAttribute('aria-label')) || clean(o.label || o.text);
+      S.lines.push([depth + 1, 'option', cap(n, NAME_CAP), attrsOf(o, 'option', 'option', o, false, false), idOf(o)]);
+      S.nInter++;
+    }
+  }
+
+  function snapshot(opts) {
+    var full = !!(opts && opts.full);
+    S = { full: full, lines: [], owners: [], pend: [], pendDepth: 0, nInter: 0 };
+    visCache = new Map();
+    curSkip = new Set();
+    try {
+      if (refs.size > 4096 && refs.size > 2 * nextId / 3) sweep();
+      var root = document.body || document.documentElement;
+      if (root) {
+        if (root === document.documentElement) walkKids(root, 0, TEXT, '');
+        else {
+          // the body itself is not a node in the output; its cursor still matters
+          var v = vis(root);
+          if (v !== 0) walkKids(root, 0, v === 2 ? 0 : TEXT, '');
+        }
+      }
+      flush();
+      return { doc: DOC, url: location.href, title: document.title, lines: S.lines, owners: S.owners };
+    } finally {
+      S = null; visCache = null; curSkip = null;
+    }
+  }
+
+  // ---------------------------------------------------------------- actions
+  function firstRect(el) {
+    var rs = el.getClientRects();
+    for (var i = 0; i < rs.length; i++) if (area(rs[i])) return rs[i];
+    var b = el.getBoundingClientRect();
+    return area(b) ? b : null;
+  }
+  function inView(r) {
+    return r.left >= 0 && r.top >= 0 && r.right <= innerWidth && r.bottom <= innerHeight;
+  }
+  function deepHit(x, y) {
+    var t = document.elementFromPoint(x, y);
+    while (t) {
+      var sr = shadowOf(t);
+      if (!sr || !sr.elementFromPoint) break;
+      var inner = sr.elementFromPoint(x, y);
+      if (!inner || inner === t) break;
+      t = inner;
+    }
+    return t;
+  }
+  function describe(el) {
+    if (!el) return '(nothing)';
+    var s = el.localName;
+    if (el.id) s += '#' + el.id;
+    var cl = el.classList;
+    for (var i = 0; cl && i < cl.length && i < 3; i++) s += '.' + cl[i];
+    return s;
+  }
+  function resolve(id) {
+    var el = byId(id);
+    if (!el) return { error: 'gone' };
+    if (!el.isConnected) return { error: 'detached' };
+    return { el: el };
+  }
+  function labelFor(t, el) {
+    for (var n = t; n; n = composedParent(n)) {
+      if (n.nodeType === 1 && n.localName === 'label') return n.control === el;
+    }
+    return false;
+  }
+  function point(id) {
+    var r = resolve(id);
+    if (r.error) return r;
+    var el = r.el;
+    if (el.localName === 'option' || el.localName === 'optgroup') {
+      var sel = el.closest('select');
+      if (sel) el = sel;
+    }
+    var rect = firstRect(el);
+    if (!rect || !inView(rect)) {
+      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      rect = firstRect(el);
+    }
+    if (!rect) return { error: 'not_visible' };
+    // centre of the part of the rect inside the viewport
+    var l = Math.max(rect.left, 0), t = Math.max(rect.top, 0);
+    var rr = Math.min(rect.right, innerWidth), bb = Math.min(rect.bottom, innerHeight);
+    if (rr <= l || bb <= t) { l = rect.left; t = rect.top; rr = rect.right; bb = rect.bottom; }
+    var x = (l + rr) / 2, y = (t + bb) / 2;
+    var hitEl = deepHit(x, y);
+    var hit = !!hitEl && (composedContains(el, hitEl) || labelFor(hitEl, el) ||
+      (el.localName === 'label' && !!el.control && composedContains(el.control, hitEl)));
+    var out = { x: x, y: y, w: rect.width, h: rect.height, hit: hit };
+    if (!hit) out.hitDesc = describe(hitEl);
+    return out;
+  }
+  function contentOrigin(id) {
+    var r = resolve(id);
+    if (r.error) return r;
+    var el = r.el, b = el.getBoundingClientRect(), cs = getComputedStyle(el);
+    return { x: b.left + el.clientLeft + (parseFloat(cs.paddingLeft) || 0),
+             y: b.top + el.clientTop + (parseFloat(cs.paddingTop) || 0) };
+  }
+  function editKind(el) {
+    if (!el || el.nodeType !== 1) return null;
+    var tag = el.localName;
+    if (tag === 'textarea') return (el.disabled || el.readOnly) ? null : 'textarea';
+    if (tag === 'input') return (EDITABLE_INPUT[el.type] && !el.disabled && !el.readOnly) ? 'input' : null;
+    if (el.isContentEditable) return 'contenteditable';
+    return null;
+  }
+  var Q_EDIT = 'input,textarea,[contenteditable]';
+  function findEditable(el) {
+    if (editKind(el)) return el;
+    if (el.localName === 'label' && editKind(el.control)) return el.control;
+    var lb = el.getAttribute('aria-labelledby');
+    var stack = [el];
+    while (stack.length) {
+      var n = stack.pop();
+      var sr = n.nodeType === 1 ? shadowOf(n) : null;
+      var scopes = sr ? [n, sr] : [n];
+      for (var s = 0; s < scopes.length; s++) {
+        var cs = scopes[s].querySelectorAll(Q_EDIT);
+        for (var i = 0; i < cs.length; i++) if (editKind(cs[i]) && vis(cs[i]) !== 0) return cs[i];
+        // descend into nested shadow hosts
+        var all = scopes[s].querySelectorAll('*');
+        for (var j = 0; j < all.length; j++) if (shadowOf(all[j])) stack.push(all[j]);
+      }
+      if (stack.length > 50) break;
+    }
+    void lb;
+    return null;
+  }
+  function focusForTyping(id) {
+    var r = resolve(id);
+    if (r.error) return r;
+    var el = r.el, ed = findEditable(r.el);
+    if (!ed) return { error: 'not_editable', role: roleOf(el, el.localName) };
+    var kind = editKind(ed);
+    if (kind === 'contenteditable') {
+      var host = ed;
+      while (host.parentElement && host.parentElement.isContentEditable) host = host.parentElement;
+      ed = host;
+    }
+    ed.focus();
+    if (kind === 'contenteditable') {
+      var sel = (ed.getRootNode && ed.getRootNode().getSelection) ? ed.getRootNode().getSelection() : window.getSelection();
+      if (!sel) sel = window.getSelection();
+      var range = document.createRange();
+      range.selectNodeContents(ed);
+      sel.removeAllRanges();
+      sel.addRange(range);
+      return { kind: kind, value: ed.innerText };
+    }
+    try { ed.select(); } catch (e) { /* not selectable */ }
+    return { kind: kind, value: ed.value };
+  }
+  function readValue(id) {
+    var r = resolve(id);
+    if (r.error) return r;
+    var el = r.el, tag = el.localName;
+    if (tag === 'label' && el.control) { el = el.control; tag = el.localName; }
+    if (tag === 'input' || tag === 'textarea') return el.value;
+    if (tag === 'select') return selectedLabels(el).join(', ');
+    if (el.isContentEditable) return el.innerText;
+    var ed = findEditable(el);
+    if (ed) return ed.isContentEditable ? ed.innerText : ed.value;
+    return clean(el.innerText || el.textContent);
+  }
+  function selectOption(id, values) {
+    var r = resolve(id);
+    if (r.error) return r;
+    var el = r.el;
+    if (el.localName === 'option' && el.closest('select')) el = el.closest('select');
+    if (el.localName === 'label' && el.control) el = el.control;
+    if (el.localName !== 'select') return { custom: true, role: roleOf(el, el.localName) };
+    if (typeof values === 'string') values = [values];
+    var opts = Array.prototype.slice.call(el.options);
+    var lab = function (o) { return clean(o.label || o.text); };
+    var want = [], missing = [];
+    values.forEach(function (v) {
+      v = String(v);
+      var o = opts.find(function (o) { return o.value === v; }) ||
+        opts.find(function (o) { return lab(o) === v || o.text === v; }) ||
+        opts.find(function (o) { return lab(o).toLowerCase() === clean(v).toLowerCase(); });
+      if (o) want.push(o); else missing.push(v);
+    });
+    if (missing.length) return { error: 'missing_option', missing: missing, options: opts.map(lab) };
+    if (!el.multiple && want.length > 1) return { error: 'not_multiple', options: opts.map(lab) };
+    if (el.disabled) return { error: 'disabled' };
+    opts.forEach(function (o) { o.selected = want.indexOf(o) >= 0; });
+    el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+    return { selected: selectedLabels(el) };
+  }
+  function allOptions(root, out) {
+    var list = root.querySelectorAll('[role=option]');
+    for (var i = 0; i < list.length; i++) out.push(list[i]);
+    var all = root.querySelectorAll('*');
+    for (var j = 0; j < all.length; j++) { var sr = shadowOf(all[j]); if (sr) allOptions(sr, out); }
+  }
+  function findOptions(id) {
+    var r = resolve(id);
+    if (r.error) return r;
+    var el = r.el, found = [];
+    var own = [];
+    ['aria-controls', 'aria-owns'].forEach(function (a) {
+      var v = el.getAttribute(a);
+      if (v) v.trim().split(/\s+/).forEach(function (x) { var t = rootById(el, x); if (t) own.push(t); });
+    });
+    var ad = el.getAttribute('aria-activedescendant');
+    if (ad) { var t = rootById(el, ad); if (t && t.parentElement) own.push(t.parentElement); }
+    own.push(el);
+    own.forEach(function (t) {
+      if (t.getAttribute('role') === 'option') found.push(t);
+      allOptions(t, found);
+    });
+    if (!found.length) allOptions(document, found);
+    var seen = new Set(), out = [];
+    visCache = new Map();
+    try {
+      found.forEach(function (o) {
+        if (seen.has(o)) return;
+        seen.add(o);
+        if (!rendered(o)) return;
+        out.push({ id: idOf(o), name: nameOf(o, o.localName, 'option', true) });
+      });
+    } finally { visCache = null; }
+    return out;
+  }
+  function closedHosts() {
+    var out = [];
+    (function scan(root) {
+      var all = root.querySelectorAll('*');
+      for (var i = 0; i < all.length; i++) {
+        var e = all[i];
+        var sr = shadowOf(e);
+        if (sr) scan(sr);
+        else if (e.localName.indexOf('-') > 0) out.push(e);
+      }
+    })(document);
+    return out;
+  }
+  function adoptRoot(host, root) {
+    if (!host || !root || host.shadowRoot) return false;
+    if (!adopted.has(host)) nAdopted++;
+    adopted.set(host, root);
+    return true;
+  }
+
+  var api = {
+    version: VERSION,
+    doc: DOC,
+    idOf: idOf,
+    byId: byId,
+    snapshot: snapshot,
+    point: point,
+    contentOrigin: contentOrigin,
+    focusForTyping: focusForTyping,
+    readValue: readValue,
+    selectOption: selectOption,
+    findOptions: findOptions,
+    closedHosts: closedHosts,
+    adoptRoot: adoptRoot
+  };
+  Object.defineProperty(G, '__tabgate', { value: api, configurable: true, writable: true, enumerable: false });
+})();
