@@ -19,6 +19,11 @@ pub const BASE_FLAGS: &[&str] = &[
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
+    // every session's tab is "in the background" for the others: keep them all running
+    "--disable-renderer-backgrounding",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-ipc-flooding-protection",
     "--disable-features=Translate,MediaRouter,OptimizationHints",
     "--password-store=basic",
     "--use-mock-keychain",

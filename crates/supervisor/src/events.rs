@@ -28,6 +28,14 @@ pub(crate) fn upsert_frame(st: &mut State, f: &Value, sid: &str, tab: &str, is_o
     e.url = s(f, "url").to_string() + s(f, "urlFragment");
     e.origin = f.get("securityOrigin").or(f.get("origin")).and_then(Value::as_str).unwrap_or("").to_string();
     e.name = s(f, "name").to_string();
+    // a committed document: lifecycle `commit` (Chromium reports `init`, then the rest)
+    if e.lifecycle_loader != loader {
+        e.lifecycle_loader = loader.clone();
+        e.lifecycle.clear();
+    }
+    if !e.lifecycle.iter().any(|x| x == "commit") {
+        e.lifecycle.push("commit".into());
+    }
     e.loader_id = loader;
     e.session_id = sid.to_string();
     e.is_oopif = e.is_oopif || is_oopif_root;

@@ -362,7 +362,12 @@ impl Inner {
             c.call(s, "Page.getFrameTree", json!({}), t),
         );
         if kind == SessionKind::Page {
-            let _ = c.call(s, "Inspector.enable", json!({}), t).await;
+            // a tab of one session is a background tab for the others; focus emulation
+            // keeps focus, keyboard and input working in every one of them
+            let _ = tokio::join!(
+                c.call(s, "Inspector.enable", json!({}), t),
+                c.call(s, "Emulation.setFocusEmulationEnabled", json!({"enabled": true}), t),
+            );
         }
         if let Ok(tree) = tree {
             let mut st = self.lock();

@@ -37,16 +37,23 @@ impl Session {
                     Some(s) => race_dialog(&self.sup, &id, self.sup.conn().call(Some(&s), "Page.close", json!({}), 5_000)).await,
                     None => Raced::Done(self.sup.conn().call(None, "Target.closeTarget", json!({"targetId": id}), 5_000).await),
                 };
-                if let Raced::Dialog(d) = closed {
+                if let Raced::Done(Err(e)) = closed {
+                    return Err(e.into());
+                }
+                // Page.close returns before beforeunload runs: wait for the tab to go or a dialog
+                let outcome = self
+                    .sup
+                    .wait_for(tokio::time::Instant::now() + std::time::Duration::from_millis(5_000), |st| {
+                        if let Some(d) = st.pending.iter().find(|d| d.tab_id == id) {
+                            return Some(Err(d.clone()));
+                        }
+                        st.tab(&id).filter(|t| t.state == "closed").map(|_| Ok(()))
+                    })
+                    .await;
+                if let Some(Err(d)) = outcome {
                     let v = json!({"status": "blocked_by_dialog", "dialog": d});
                     return Ok((format!("Closing tab {id} raised a {} dialog; browser_dialog accept closes it, dismiss keeps it.", d.kind), v));
                 }
-                let _ = self
-                    .sup
-                    .wait_for(tokio::time::Instant::now() + std::time::Duration::from_millis(2_000), |st| {
-                        st.tab(&id).filter(|t| t.state == "closed").map(|_| ())
-                    })
-                    .await;
                 let (text, mut v) = self.tab_list();
                 v["closed"] = json!(id);
                 Ok((format!("Closed tab {id}.\n{text}"), v))

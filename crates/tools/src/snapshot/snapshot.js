@@ -82,17 +82,24 @@
     if (sr) return sr;
     return nAdopted ? (adopted.get(el) || null) : null;
   }
-  // Children in the flat tree: shadow root content for hosts, assigned nodes for slots.
-  function kids(n) {
+  // Children in the flat tree. Returns an array for the special cases (slot with assigned
+  // nodes, closed <details>), otherwise the node whose firstChild/nextSibling chain to walk
+  // (the shadow root for a host, the node itself otherwise).
+  function kidsOf(n) {
     if (n.nodeType === 1) {
       var sr = shadowOf(n);
-      if (sr) return sr.childNodes;
-      if (n.localName === 'slot' && n.assignedNodes) {
+      if (sr) return sr;
+      var t = n.localName;
+      if (t === 'slot' && n.assignedNodes) {
         var a = n.assignedNodes();
         if (a.length) return a;
+      } else if (t === 'details' && !n.open) {
+        // only the summary of a closed <details> is rendered
+        for (var c = n.firstElementChild; c; c = c.nextElementSibling) if (c.localName === 'summary') return [c];
+        return [];
       }
     }
-    return n.childNodes;
+    return n;
   }
   function composedParent(n) {
     if (n.assignedSlot) return n.assignedSlot;
@@ -106,23 +113,43 @@
   }
 
   // ---------------------------------------------------------------- visibility
+  // Checked top-down with one getComputedStyle per visited element (as cheap as
+  // checkVisibility and it also gives the cursor); a display:none element stops the walk.
   // 0: not rendered (skip subtree); 1: rendered; 2: own box hidden (visibility:hidden),
-  // children may still show; 3: display:contents (no box, children render, text visible).
-  var visCache = null;
+  // children may still show; 3: display:contents (no box, children render, text visible);
+  // 4: rendered but content-visibility:hidden (children skipped).
+  var visCache = null;  // element -> state | 8 when its cursor is pointer (filled by gather)
+  var lastCursor = '';  // 'pointer' or '' for the element last passed to vis()
   function vis(el) {
-    var v = visCache && visCache.get(el);
-    if (v !== undefined && v !== null) return v;
-    v = visCompute(el);
-    if (visCache) visCache.set(el, v);
-    return v;
+    var v = visCache ? visCache.get(el) : undefined;
+    if (v === undefined) {
+      var cs = getComputedStyle(el), d = cs.display;
+      if (d === 'none') v = 0;
+      else {
+        if (cs.visibility !== 'visible') v = 2;
+        else if (d === 'contents') v = 3;
+        else if (el.hasAttribute('hidden') && cs.contentVisibility === 'hidden') v = 4;
+        else v = 1;
+        if (cs.cursor === 'pointer') v |= 8;
+      }
+    }
+    lastCursor = v & 8 ? 'pointer' : '';
+    return v & 7;
   }
-  function visCompute(el) {
-    if (el.checkVisibility ? el.checkVisibility(CV) : el.getClientRects().length > 0) return 1;
-    var cs = getComputedStyle(el);
-    if (cs.display === 'none') return 0;
-    if (cs.display === 'contents') return cs.visibility === 'visible' ? 3 : 2;
-    if (cs.visibility !== 'visible' && el.getClientRects().length > 0) return 2;
-    return 0; // e.g. inside closed <details>, content-visibility:hidden
+  function visCached(el) {
+    var v = visCache.get(el);
+    if (v === undefined) {
+      v = vis(el);
+      visCache.set(el, lastCursor ? v | 8 : v);
+      return v;
+    }
+    lastCursor = v & 8 ? 'pointer' : '';
+    return v & 7;
+  }
+  // Outside a snapshot walk (ancestors not known to be visible): the full check.
+  function visibleNow(el) {
+    if (el.checkVisibility) return el.checkVisibility(CV);
+    return el.getClientRects().length > 0;
   }
   function area(r) { return r.width > 0 && r.height > 0; }
   // An element with a zero-size box whose subtree is all zero-size is invisible.
@@ -137,10 +164,21 @@
     }
     return true;
   }
+  // Worth measuring: form controls, frames and elements without content (an empty <a>).
+  var MEASURE = set('input select textarea iframe frame');
+  function mayBeZero(el, tag) {
+    if (MEASURE[tag]) return true;
+    for (var c = el.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 1 || (c.nodeType === 3 && c.data.trim())) return false;
+    }
+    return !shadowOf(el);
+  }
   function rendered(el) {
     if (el.getAttribute('aria-hidden') === 'true') return false;
-    var v = vis(el);
-    return v === 3 || (v === 1 && !zeroSize(el));
+    if (!el.isConnected) return false;
+    var cs = getComputedStyle(el);
+    if (cs.display === 'contents') return cs.visibility === 'visible';
+    return visibleNow(el) && !zeroSize(el);
   }
 
   // ---------------------------------------------------------------- roles
@@ -278,39 +316,43 @@
     return clean(out.join(''));
   }
   function gather(n, out, skip, hiddenToo, textOk) {
-    var ch = kids(n);
-    for (var i = 0; i < ch.length; i++) {
-      if (out.len > 1000) return;
-      var c = ch[i];
-      var nt = c.nodeType;
-      if (nt === 3) {
-        if (textOk) { out.push(c.data); out.len += c.data.length; }
-        continue;
-      }
-      if (nt !== 1 || c === skip) continue;
-      var tag = c.localName;
-      if (SKIP[tag]) continue;
-      if (!hiddenToo && c.getAttribute('aria-hidden') === 'true') continue;
-      var v = 1;
-      if (!hiddenToo) { v = vis(c); if (v === 0) continue; }
-      var block = !INLINE[tag];
-      if (block) out.push(' ');
-      var al = c.getAttribute('aria-label');
-      var s = null;
-      if (al && al.trim()) s = al;
-      else if (tag === 'img') s = c.getAttribute('alt') || '';
-      else if (tag === 'input') s = inputText(c);
-      else if (tag === 'textarea') s = c.value;
-      else if (tag === 'select') s = selectedLabels(c).join(' ');
-      else if (tag === 'svg') s = svgTitle(c);
-      else if (tag === 'br') s = ' ';
-      if (s !== null) {
-        if (v !== 2 || hiddenToo) { out.push(s); out.len += s.length; }
-      } else {
-        gather(c, out, skip, hiddenToo, v !== 2);
-      }
-      if (block) out.push(' ');
+    var k = kidsOf(n);
+    if (Array.isArray(k)) {
+      for (var i = 0; i < k.length; i++) gather1(k[i], out, skip, hiddenToo, textOk);
+    } else {
+      for (var c = k.firstChild; c; c = c.nextSibling) gather1(c, out, skip, hiddenToo, textOk);
     }
+  }
+  function gather1(c, out, skip, hiddenToo, textOk) {
+    if (out.len > 1000) return;
+    var nt = c.nodeType;
+    if (nt === 3) {
+      if (textOk) { out.push(c.data); out.len += c.data.length; }
+      return;
+    }
+    if (nt !== 1 || c === skip) return;
+    var tag = c.localName;
+    if (SKIP[tag]) return;
+    if (!hiddenToo && c.getAttribute('aria-hidden') === 'true') return;
+    var v = 1;
+    if (!hiddenToo) { v = visCache ? visCached(c) : vis(c); if (v === 0) return; }
+    var block = !INLINE[tag];
+    if (block) out.push(' ');
+    var al = c.getAttribute('aria-label');
+    var s = null;
+    if (al && al.trim()) s = al;
+    else if (tag === 'img') s = c.getAttribute('alt') || '';
+    else if (tag === 'input') s = inputText(c);
+    else if (tag === 'textarea') s = c.value;
+    else if (tag === 'select') s = selectedLabels(c).join(' ');
+    else if (tag === 'svg') s = svgTitle(c);
+    else if (tag === 'br') s = ' ';
+    if (s !== null) {
+      if (v !== 2 || hiddenToo) { out.push(s); out.len += s.length; }
+    } else if (v !== 4 || hiddenToo) {
+      gather(c, out, skip, hiddenToo, v !== 2);
+    }
+    if (block) out.push(' ');
   }
   function labelsText(el) {
     var ls = el.labels;
@@ -430,17 +472,22 @@
     S.pend.length = 0;
     if (s) S.lines.push([S.pendDepth, 'text', cap(s, S.full ? TEXT_CAP_FULL : TEXT_CAP), '', 0]);
   }
-  function addText(s, depth) {
-    if (S.pendDepth !== depth) { flush(); S.pendDepth = depth; }
-    S.pend.push(s);
-  }
   function walkKids(n, depth, mode, pcur) {
-    var ch = kids(n);
-    for (var i = 0; i < ch.length; i++) {
-      var c = ch[i], nt = c.nodeType;
-      if (nt === 3) { if ((mode & (TEXT | REFS)) === TEXT) addText(c.data, depth); }
-      else if (nt === 1) walkEl(c, depth, mode, pcur);
+    var k = kidsOf(n), c;
+    if (Array.isArray(k)) {
+      for (var i = 0; i < k.length; i++) walkNode(k[i], depth, mode, pcur);
+    } else {
+      for (c = k.firstChild; c; c = c.nextSibling) walkNode(c, depth, mode, pcur);
     }
+  }
+  function walkNode(c, depth, mode, pcur) {
+    var nt = c.nodeType;
+    if (nt === 3) {
+      if ((mode & (TEXT | REFS)) === TEXT) {
+        if (S.pendDepth !== depth) { flush(); S.pendDepth = depth; }
+        S.pend.push(c.data);
+      }
+    } else if (nt === 1) walkEl(c, depth, mode, pcur);
   }
   function emit(depth, role, name, attrs, id) {
     flush();
@@ -451,6 +498,12 @@
   function tabbable(el) {
     return el.hasAttribute('tabindex') && el.tabIndex >= 0;
   }
+  function isCell(c) {
+    var t = c.localName;
+    if (t === 'td' || t === 'th') return !c.hasAttribute('role') || /^(cell|gridcell|columnheader|rowheader)\b/.test(c.getAttribute('role'));
+    var r = c.getAttribute('role');
+    return !!r && /^(cell|gridcell|columnheader|rowheader)\b/.test(r);
+  }
 
   function walkEl(el, depth, mode, pcur) {
     var tag = el.localName;
@@ -459,17 +512,18 @@
     if (curSkip.size && curSkip.has(el)) return;
     var vs = vis(el);
     if (vs === 0) return;
+    var cur = vs === 3 ? pcur : lastCursor;
     var full = S.full;
     var block = !INLINE[tag];
     if (block) flush();
     var cmode = vs === 2 ? (mode & ~TEXT) : (mode | TEXT);
+    var leaf = LEAF[tag] === 1 || vs === 4;
 
     if (tag === 'iframe' || tag === 'frame') {
       if (vs !== 1 || zeroSize(el)) return;
       var fid = idOf(el);
       flush();
-      var fl = [depth, 'iframe', nameOf(el, tag, 'iframe', false), '', fid, 1];
-      S.lines.push(fl);
+      S.lines.push([depth, 'iframe', nameOf(el, tag, 'iframe', false), '', fid, 1]);
       S.owners.push(fid);
       S.nInter++;
       return;
@@ -487,20 +541,20 @@
 
     if (tag === 'label' && !(mode & REFS)) {
       var ctl = el.control;
-      if (ctl && ctl !== el && !composedContains(ctl, el)) {
+      if (ctl && ctl !== el) {
         if (rendered(ctl)) {
           // the control carries this text as its name: only walk for nested interactive elements
-          walkKids(el, depth, cmode | REFS, pcur);
+          if (!leaf) walkKids(el, depth, cmode | REFS, cur);
           if (block) flush();
           return;
         }
         if (vs === 1 && !zeroSize(el)) {
           // a visually hidden control (custom checkbox): the label stands in for it
           var crole = roleOf(ctl, ctl.localName) || 'generic';
-          var ln = clean(ariaName(ctl)) || contentText(el, ctl, false);
+          var ln = ariaName(ctl) || contentText(el, ctl, false);
           emit(depth, crole, cap(ln, NAME_CAP), attrsOf(el, tag, crole, ctl, false, full), idOf(el));
           S.nInter++;
-          walkKids(el, depth + 1, cmode | REFS | INTER, '');
+          walkKids(el, depth + 1, cmode | REFS | INTER, cur);
           return;
         }
       }
@@ -511,18 +565,15 @@
     var ce = editingHost(el);
     if (ce && !el.hasAttribute('role')) role = 'textbox';
     var inter = !!(INTERACTIVE[role] || ce || tabbable(el));
-    var pointer = false, cur = '';
-    if (!inter && !(mode & (INTER | REFS)) && vs === 1) {
-      cur = getComputedStyle(el).cursor;
-      if (cur === 'pointer' && pcur !== 'pointer' && tag !== 'label' && tag !== 'body' && tag !== 'html') {
-        pointer = inter = true;
-        if (role === 'none') role = 'generic';
-      }
+    var pointer = false;
+    if (!inter && !(mode & (INTER | REFS)) && vs === 1 && cur === 'pointer' && pcur !== 'pointer' &&
+        tag !== 'label' && tag !== 'body' && tag !== 'html') {
+      pointer = inter = true;
+      if (role === 'none') role = 'generic';
     }
-    if (inter && vs === 1 && zeroSize(el)) return;
-    if (tag === 'summary' && !(el.parentElement && el.parentElement.localName === 'details')) { role = el.hasAttribute('role') ? role : 'generic'; }
+    if (inter && vs === 1 && mayBeZero(el, tag) && zeroSize(el)) return;
+    if (tag === 'summary' && !el.hasAttribute('role') && !(el.parentElement && el.parentElement.localName === 'details')) role = 'generic';
 
-    var leaf = LEAF[tag] === 1;
     var keep, name = '', named = false;
     if (inter || full) keep = true;
     else if (role === 'generic' || role === 'none') {
@@ -531,11 +582,11 @@
     } else if (KEEP[role]) keep = true;
     else if (DROP[role]) keep = false;
     else { name = nameOf(el, tag, role, false); named = true; keep = !!name; }
-    // table cell holding a link/button: hoist the content, the cell line adds nothing
-    if (keep && !full && (role === 'cell' || role === 'gridcell') && el.querySelector(Q_INTER)) keep = false;
+    // a table cell holding a link/button: hoist the content, the cell line adds nothing
+    if (keep && !full && (role === 'cell' || role === 'gridcell') && el.childElementCount && el.querySelector(Q_INTER)) keep = false;
 
     if (!keep) {
-      if (!leaf) walkKids(el, depth, cmode, cur || pcur);
+      if (!leaf) walkKids(el, depth, cmode, cur);
       if (block) flush();
       return;
     }
@@ -553,14 +604,14 @@
         var t = contentText(el, null, false);
         if (t.length <= NAME_CAP) name = t;
         else {
-          emit(depth, role === 'none' ? 'generic' : role, '', attrsOf(el, tag, role, el, pointer, full), id);
-          if (!leaf) walkKids(el, depth + 1, kmode, 'pointer');
+          emit(depth, 'generic', '', attrsOf(el, tag, role, el, pointer, full), id);
+          if (!leaf) walkKids(el, depth + 1, kmode, cur);
           flush();
           return;
         }
       }
-      emit(depth, role === 'none' ? 'generic' : role, name, attrsOf(el, tag, role, el, pointer, full), id);
-      if (!leaf) walkKids(el, depth + 1, kmode | REFS, 'pointer');
+      emit(depth, genericish ? 'generic' : role, name, attrsOf(el, tag, role, el, pointer, full), id);
+      if (!leaf) walkKids(el, depth + 1, kmode | REFS, cur);
       return;
     }
     if (inter) {
@@ -568,17 +619,18 @@
       if (!named) name = nameOf(el, tag, role, false);
       emit(depth, role, name, attrsOf(el, tag, role, el, pointer, full), id);
       var refsOnly = (role === 'textbox' || role === 'searchbox' || ce || role === 'slider' || role === 'spinbutton');
-      if (!leaf) walkKids(el, depth + 1, refsOnly ? (kmode | REFS) : kmode, 'pointer');
+      if (!leaf) walkKids(el, depth + 1, refsOnly ? (kmode | REFS) : kmode, cur);
       flush();
       return;
     }
+    if (role === 'row' && !full && !leaf) { rowLines(el, depth, kmode, cur, id); return; }
     if (nfc) {
       // heading, cell, columnheader...: named from content unless it holds interactive
       // elements, in which case the children are listed instead.
       var explicit = ariaName(el) || nativeName(el, tag);
       var line = emit(depth, role, cap(explicit, NAME_CAP), attrsOf(el, tag, role, el, false, full), id);
       var mark = S.lines.length, before = S.nInter;
-      if (!leaf) walkKids(el, depth + 1, kmode, cur || pcur);
+      if (!leaf) walkKids(el, depth + 1, kmode, cur);
       if (S.nInter === before) {
         S.lines.length = mark;
         S.pend.length = 0;
@@ -587,9 +639,41 @@
       return;
     }
     if (!named) name = nameOf(el, tag, role, false);
+    if (tag === 'table' && name) {
+      var capEl = firstChildTag(el, 'caption');
+      if (capEl && contentText(capEl, null, false) === name) curSkip.add(capEl);
+    }
     emit(depth, role, name, attrsOf(el, tag, role, el, false, full), id);
-    if (!leaf) walkKids(el, depth + 1, kmode, cur || pcur);
+    if (!leaf) walkKids(el, depth + 1, kmode, cur);
     flush();
+  }
+
+  // A table row (compact mode): the text of its text-only cells becomes the row's name,
+  // joined by " | "; cells holding interactive content are walked (and hoisted) instead.
+  function rowLines(el, depth, mode, pcur, id) {
+    var explicit = ariaName(el);
+    var line = emit(depth, 'row', explicit, attrsOf(el, 'tr', 'row', el, false, false), id);
+    var parts = [];
+    var k = kidsOf(el), list = [];
+    if (Array.isArray(k)) list = k;
+    else for (var c = k.firstChild; c; c = c.nextSibling) list.push(c);
+    for (var i = 0; i < list.length; i++) {
+      var c2 = list[i];
+      if (c2.nodeType === 1 && isCell(c2) && !shadowOf(c2) && !c2.hasAttribute('tabindex') &&
+          !(c2.childElementCount && c2.querySelector(Q_INTER))) {
+        if (c2.getAttribute('aria-hidden') === 'true') continue;
+        var v = vis(c2);
+        if (v === 0) continue;
+        if (!(lastCursor && !pcur)) {
+          var t = (v === 2 || v === 4) ? '' : (ariaName(c2) || contentText(c2, null, false));
+          if (t) parts.push(t);
+          continue;
+        }
+        walkNode(c2, depth + 1, mode, pcur);
+      } else walkNode(c2, depth + 1, mode, pcur);
+    }
+    flush();
+    if (!explicit) line[2] = cap(parts.join(' | '), TEXT_CAP);
   }
 
   function selectLines(el, depth, role, vs) {
@@ -614,14 +698,11 @@
     curSkip = new Set();
     try {
       if (refs.size > 4096 && refs.size > 2 * nextId / 3) sweep();
-      var root = document.body || document.documentElement;
-      if (root) {
-        if (root === document.documentElement) walkKids(root, 0, TEXT, '');
-        else {
-          // the body itself is not a node in the output; its cursor still matters
-          var v = vis(root);
-          if (v !== 0) walkKids(root, 0, v === 2 ? 0 : TEXT, '');
-        }
+      var html = document.documentElement;
+      if (html && vis(html) !== 0) {
+        var root = document.body || html, v = root === html ? 1 : vis(root);
+        // <html> and <body> are not output nodes; their text and cursor still count
+        if (v !== 0 && v !== 4) walkKids(root, 0, v === 2 ? 0 : TEXT, lastCursor);
       }
       flush();
       return { doc: DOC, url: location.href, title: document.title, lines: S.lines, owners: S.owners };
@@ -724,7 +805,7 @@
       var scopes = sr ? [n, sr] : [n];
       for (var s = 0; s < scopes.length; s++) {
         var cs = scopes[s].querySelectorAll(Q_EDIT);
-        for (var i = 0; i < cs.length; i++) if (editKind(cs[i]) && vis(cs[i]) !== 0) return cs[i];
+        for (var i = 0; i < cs.length; i++) if (editKind(cs[i]) && visibleNow(cs[i])) return cs[i];
         // descend into nested shadow hosts
         var all = scopes[s].querySelectorAll('*');
         for (var j = 0; j < all.length; j++) if (shadowOf(all[j])) stack.push(all[j]);
