@@ -24,7 +24,11 @@ use crate::error::{CdpError, Redacted};
 #[derive(Debug, Clone)]
 pub enum Event {
     /// A protocol event.
-    Cdp { session_id: Option<Arc<str>>, method: String, params: Value },
+    Cdp {
+        session_id: Option<Arc<str>>,
+        method: String,
+        params: Value,
+    },
     /// The connection ended; carries the reason.
     Closed(String),
 }
@@ -93,9 +97,7 @@ impl Connection {
                     Redacted(url)
                 ))
             })?
-            .map_err(|e| {
-                CdpError::Connect(format!("cannot connect to {}: {e}", Redacted(url)))
-            })?;
+            .map_err(|e| CdpError::Connect(format!("cannot connect to {}: {e}", Redacted(url))))?;
         let (mut tx, mut rx) = ws.split();
         let (wtx, mut wrx) = mpsc::unbounded_channel::<Message>();
         let inner = Arc::new(Inner {
@@ -186,7 +188,10 @@ impl Connection {
             Ok(Err(_)) => Err(CdpError::Disconnected(
                 self.closed_reason().unwrap_or_else(|| "connection dropped".into()),
             )),
-            Err(_) => Err(CdpError::Timeout { method: method.to_string(), timeout_ms }),
+            Err(_) => Err(CdpError::Timeout {
+                method: method.to_string(),
+                timeout_ms,
+            }),
         }
     }
 
@@ -216,12 +221,7 @@ impl Connection {
 
     /// Attaches to `target_id` with `flatten: true` (CDP `Target.attachToTarget`) and routes
     /// the new session's events to `sink` from its very first event. Returns the `sessionId`.
-    pub async fn attach_to_target(
-        &self,
-        target_id: &str,
-        sink: SinkId,
-        timeout_ms: u64,
-    ) -> Result<String, CdpError> {
+    pub async fn attach_to_target(&self, target_id: &str, sink: SinkId, timeout_ms: u64) -> Result<String, CdpError> {
         self.inner
             .routes
             .lock()
@@ -250,7 +250,9 @@ impl Connection {
 
 impl Inner {
     fn dispatch(&self, text: &str) {
-        let Ok(v) = serde_json::from_str::<Value>(text) else { return };
+        let Ok(v) = serde_json::from_str::<Value>(text) else {
+            return;
+        };
         if let Some(id) = v.get("id").and_then(Value::as_u64) {
             let waiter = self.pending.lock().ok().and_then(|mut p| p.remove(&id));
             if let Some((method, tx)) = waiter {
@@ -270,7 +272,9 @@ impl Inner {
             }
             return;
         }
-        let Some(method) = v.get("method").and_then(Value::as_str) else { return };
+        let Some(method) = v.get("method").and_then(Value::as_str) else {
+            return;
+        };
         let session_id: Option<Arc<str>> = v.get("sessionId").and_then(Value::as_str).map(Arc::from);
         let params = v.get("params").cloned().unwrap_or(Value::Null);
         let mut routes = self.routes.lock().expect("routes lock");
@@ -278,18 +282,19 @@ impl Inner {
             Some(s) => routes.sessions.get(s).copied(),
             None => None,
         };
-        match method {
-            "Target.attachedToTarget" => {
-                let child = params.get("sessionId").and_then(Value::as_str).map(Arc::<str>::from);
-                let target = params.pointer("/targetInfo/targetId").and_then(Value::as_str);
-                let claim = target.and_then(|t| routes.claims.get(t).copied());
-                if let (Some(child), Some(to)) = (child, owner.or(claim)) {
-                    routes.sessions.insert(child, to);
-                }
+        if method == "Target.attachedToTarget" {
+            let child = params.get("sessionId").and_then(Value::as_str).map(Arc::<str>::from);
+            let target = params.pointer("/targetInfo/targetId").and_then(Value::as_str);
+            let claim = target.and_then(|t| routes.claims.get(t).copied());
+            if let (Some(child), Some(to)) = (child, owner.or(claim)) {
+                routes.sessions.insert(child, to);
             }
-            _ => {}
         }
-        let ev = Event::Cdp { session_id: session_id.clone(), method: method.to_string(), params };
+        let ev = Event::Cdp {
+            session_id: session_id.clone(),
+            method: method.to_string(),
+            params,
+        };
         match (&session_id, owner) {
             (Some(_), Some(o)) => {
                 if let Some(s) = routes.sinks.get(&o) {
@@ -331,5 +336,7 @@ impl Inner {
 }
 
 fn ev_session_param(v: &Value) -> Option<String> {
-    v.pointer("/params/sessionId").and_then(Value::as_str).map(str::to_string)
+    v.pointer("/params/sessionId")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }

@@ -73,7 +73,10 @@ impl BrowserProcess {
     /// Ends the browser: SIGTERM to the process group, then SIGKILL after `grace_ms`.
     pub async fn shutdown(&mut self, grace_ms: u64) {
         signal_group(self.pid, libc::SIGTERM);
-        if tokio::time::timeout(Duration::from_millis(grace_ms), self.child.wait()).await.is_err() {
+        if tokio::time::timeout(Duration::from_millis(grace_ms), self.child.wait())
+            .await
+            .is_err()
+        {
             signal_group(self.pid, libc::SIGKILL);
             let _ = self.child.wait().await;
         }
@@ -147,9 +150,8 @@ pub async fn launch(opts: &LaunchOptions) -> Result<BrowserProcess, CdpError> {
     let bin = discover_browser(opts.browser.as_deref())?;
     let (tmp, profile) = match &opts.user_data_dir {
         Some(d) => {
-            std::fs::create_dir_all(d).map_err(|e| {
-                CdpError::Connect(format!("cannot create --user-data-dir {}: {e}", d.display()))
-            })?;
+            std::fs::create_dir_all(d)
+                .map_err(|e| CdpError::Connect(format!("cannot create --user-data-dir {}: {e}", d.display())))?;
             (None, d.clone())
         }
         None => {
@@ -217,7 +219,11 @@ pub async fn launch(opts: &LaunchOptions) -> Result<BrowserProcess, CdpError> {
         other => {
             signal_group(pid, libc::SIGKILL);
             let _ = child.kill().await;
-            let why = if other.is_err() { "did not announce its DevTools endpoint in time" } else { "exited at start" };
+            let why = if other.is_err() {
+                "did not announce its DevTools endpoint in time"
+            } else {
+                "exited at start"
+            };
             return Err(CdpError::Connect(format!(
                 "{} {why}; last stderr lines: {}",
                 bin.display(),
@@ -231,7 +237,12 @@ pub async fn launch(opts: &LaunchOptions) -> Result<BrowserProcess, CdpError> {
             tracing::trace!(target: "chromium", "{line}");
         }
     });
-    Ok(BrowserProcess { child, ws_url, pid, _tmp: tmp })
+    Ok(BrowserProcess {
+        child,
+        ws_url,
+        pid,
+        _tmp: tmp,
+    })
 }
 
 /// Resolves a user-given endpoint to a browser WebSocket URL: `ws://`/`wss://` URLs are

@@ -78,7 +78,15 @@ async fn run_mcp(a: McpArgs) -> i32 {
             return 1;
         }
     };
-    let session = match Session::open(browser.clone(), SessionConfig { adopt_target: browser.initial_page().await, ..SessionConfig::default() }).await {
+    let session = match Session::open(
+        browser.clone(),
+        SessionConfig {
+            adopt_target: browser.initial_page().await,
+            ..SessionConfig::default()
+        },
+    )
+    .await
+    {
         Ok(s) => Arc::new(s),
         Err(e) => {
             eprintln!("tabgate: cannot open a browser session: {e}");

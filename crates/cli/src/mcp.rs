@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -73,8 +73,7 @@ impl ServerHandler for TabgateMcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(
-                Implementation::new("tabgate", env!("CARGO_PKG_VERSION"))
-                    .with_title("tabgate browser gateway"),
+                Implementation::new("tabgate", env!("CARGO_PKG_VERSION")).with_title("tabgate browser gateway"),
             )
             .with_instructions(INSTRUCTIONS)
     }
@@ -97,7 +96,11 @@ impl ServerHandler for TabgateMcp {
         let catalogue = self.session.catalogue();
         if !catalogue.iter().any(|t| t.name == name) {
             let known: Vec<&str> = catalogue.iter().map(|t| t.name).collect();
-            let known = if known.is_empty() { "(none)".to_string() } else { known.join(", ") };
+            let known = if known.is_empty() {
+                "(none)".to_string()
+            } else {
+                known.join(", ")
+            };
             let msg = format!("Error [unknown_tool]: no tool named {name:?}; known tools: {known}");
             let mut res = CallToolResult::error(vec![ContentBlock::text(msg.clone())]);
             res.structured_content = Some(serde_json::json!({
@@ -105,7 +108,10 @@ impl ServerHandler for TabgateMcp {
             }));
             return Ok(res.into());
         }
-        let args = request.arguments.map(Value::Object).unwrap_or_else(|| Value::Object(JsonObject::new()));
+        let args = request
+            .arguments
+            .map(Value::Object)
+            .unwrap_or_else(|| Value::Object(JsonObject::new()));
         tracing::debug!(tool = name, "tools/call");
         let out = self.session.call(name, args).await;
         if let Some(e) = &out.error {
@@ -193,23 +199,39 @@ mod tests {
 
     #[test]
     fn result_shapes() {
-        let ok = ToolOutput { text: "hi".into(), structured: Some(json!({"a": 1})), ..Default::default() };
+        let ok = ToolOutput {
+            text: "hi".into(),
+            structured: Some(json!({"a": 1})),
+            ..Default::default()
+        };
         let r = serde_json::to_value(to_call_result("browser_x", ok)).unwrap();
         assert_eq!(r["content"][0]["text"], "hi");
         assert_eq!(r["structuredContent"]["a"], 1);
         assert_eq!(r["isError"], false);
 
-        let big = ToolOutput { text: "x".repeat(9000), structured: Some(json!({"a": 1})), ..Default::default() };
+        let big = ToolOutput {
+            text: "x".repeat(9000),
+            structured: Some(json!({"a": 1})),
+            ..Default::default()
+        };
         let r = serde_json::to_value(to_call_result("browser_snapshot", big.clone())).unwrap();
         assert!(r.get("structuredContent").is_none());
         let r = serde_json::to_value(to_call_result("browser_tabs", big)).unwrap();
         assert_eq!(r["structuredContent"]["a"], 1);
 
-        let arr = ToolOutput { text: "t".into(), structured: Some(json!([1])), ..Default::default() };
+        let arr = ToolOutput {
+            text: "t".into(),
+            structured: Some(json!([1])),
+            ..Default::default()
+        };
         let r = serde_json::to_value(to_call_result("browser_x", arr)).unwrap();
         assert!(r.get("structuredContent").is_none());
 
-        let shot = ToolOutput { text: "shot".into(), image_png: Some("iVBOR".into()), ..Default::default() };
+        let shot = ToolOutput {
+            text: "shot".into(),
+            image_png: Some("iVBOR".into()),
+            ..Default::default()
+        };
         let r = serde_json::to_value(to_call_result("browser_screenshot", shot)).unwrap();
         assert_eq!(r["content"][1]["type"], "image");
         assert_eq!(r["content"][1]["mimeType"], "image/png");

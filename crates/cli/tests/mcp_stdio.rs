@@ -42,7 +42,12 @@ impl Mcp {
                 }
             }
         });
-        Mcp { child, stdin, lines: rx, profile }
+        Mcp {
+            child,
+            stdin,
+            lines: rx,
+            profile,
+        }
     }
 
     fn send(&mut self, msg: Value) {
@@ -57,7 +62,10 @@ impl Mcp {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = self.lines.recv_timeout(left).unwrap_or_else(|e| panic!("no reply {id}: {e}"));
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("no reply {id}: {e}"));
             let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout not JSON ({e}): {line}"));
             assert_eq!(v["jsonrpc"], "2.0", "{line}");
             if v["id"] == json!(id) {
@@ -125,11 +133,15 @@ fn browser_pids(needle: &str) -> Vec<u32> {
     let mut out = Vec::new();
     let me = std::process::id();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
         if pid == me {
             continue;
         }
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
         if cmd.contains(&format!("--user-data-dir={needle}")) {
             out.push(pid);
@@ -154,7 +166,10 @@ fn survivors(profile: &str) -> Vec<u32> {
 fn version_flag() {
     let out = Command::new(BIN).arg("--version").output().unwrap();
     assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("tabgate {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("tabgate {}", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 #[test]
@@ -162,10 +177,16 @@ fn mcp_stdio_handshake_then_stdin_close_ends_browser() {
     let mut m = Mcp::start("eof");
     m.handshake();
     // the browser is really running under this profile
-    assert!(!m.browser_pids().is_empty(), "no chromium with --user-data-dir={}", m.profile);
+    assert!(
+        !m.browser_pids().is_empty(),
+        "no chromium with --user-data-dir={}",
+        m.profile
+    );
 
     let list = m.request(2, "tools/list", json!({}));
-    let tools = list["result"]["tools"].as_array().unwrap_or_else(|| panic!("tools/list: {list}"));
+    let tools = list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("tools/list: {list}"));
     for t in tools {
         assert!(t["name"].is_string(), "{t}");
         assert!(t["inputSchema"].is_object(), "{t}");
@@ -193,7 +214,10 @@ fn sigterm_ends_browser() {
     assert!(!m.browser_pids().is_empty());
     unsafe { libc::kill(m.child.id() as i32, libc::SIGTERM) };
     let st = m.wait_exit(Duration::from_secs(10));
-    assert!(st.code().is_some(), "tabgate died of a signal instead of shutting down: {st}");
+    assert!(
+        st.code().is_some(),
+        "tabgate died of a signal instead of shutting down: {st}"
+    );
     let left = survivors(&m.profile);
     assert!(left.is_empty(), "chromium outlived tabgate: {left:?}");
 }

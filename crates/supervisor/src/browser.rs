@@ -23,14 +23,22 @@ impl Browser {
                 return Err(e);
             }
         };
-        Ok(Arc::new(Browser { conn, process: Mutex::new(Some(proc)), launched: true }))
+        Ok(Arc::new(Browser {
+            conn,
+            process: Mutex::new(Some(proc)),
+            launched: true,
+        }))
     }
 
     /// Attaches to a running browser: `ws://…/devtools/browser/…` or `http://host:port`.
     pub async fn attach(url: &str) -> Result<Arc<Browser>, CdpError> {
         let ws = tabgate_cdp::resolve_endpoint(url, 10_000).await?;
         let conn = Connection::connect(&ws, 10_000).await?;
-        Ok(Arc::new(Browser { conn, process: Mutex::new(None), launched: false }))
+        Ok(Arc::new(Browser {
+            conn,
+            process: Mutex::new(None),
+            launched: false,
+        }))
     }
 
     /// The CDP connection.
@@ -49,7 +57,11 @@ impl Browser {
         if !self.launched {
             return None;
         }
-        let r = self.conn.call(None, "Target.getTargets", serde_json::json!({}), 5_000).await.ok()?;
+        let r = self
+            .conn
+            .call(None, "Target.getTargets", serde_json::json!({}), 5_000)
+            .await
+            .ok()?;
         r["targetInfos"]
             .as_array()?
             .iter()
@@ -63,7 +75,10 @@ impl Browser {
     pub async fn close(&self) {
         let mut p = self.process.lock().await;
         if let Some(mut proc) = p.take() {
-            let _ = self.conn.call(None, "Browser.close", serde_json::json!({}), 2_000).await;
+            let _ = self
+                .conn
+                .call(None, "Browser.close", serde_json::json!({}), 2_000)
+                .await;
             proc.shutdown(2_000).await;
         }
     }

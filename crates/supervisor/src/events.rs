@@ -21,12 +21,20 @@ pub(crate) fn upsert_frame(st: &mut State, f: &Value, sid: &str, tab: &str, is_o
         return;
     }
     let loader = s(f, "loaderId").to_string();
-    let e = st.frames.entry(id.clone()).or_insert_with(|| Frame { frame_id: id.clone(), ..Frame::default() });
+    let e = st.frames.entry(id.clone()).or_insert_with(|| Frame {
+        frame_id: id.clone(),
+        ..Frame::default()
+    });
     if let Some(p) = f.get("parentId").and_then(Value::as_str) {
         e.parent_frame_id = Some(p.to_string());
     }
     e.url = s(f, "url").to_string() + s(f, "urlFragment");
-    e.origin = f.get("securityOrigin").or(f.get("origin")).and_then(Value::as_str).unwrap_or("").to_string();
+    e.origin = f
+        .get("securityOrigin")
+        .or(f.get("origin"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     e.name = s(f, "name").to_string();
     // a committed document: lifecycle `commit` (Chromium reports `init`, then the rest)
     if e.lifecycle_loader != loader {
@@ -50,7 +58,11 @@ pub(crate) fn upsert_frame(st: &mut State, f: &Value, sid: &str, tab: &str, is_o
 impl Inner {
     pub(crate) fn handle(self: &Arc<Self>, ev: Event) {
         let (sid, method, p) = match ev {
-            Event::Cdp { session_id, method, params } => (session_id, method, params),
+            Event::Cdp {
+                session_id,
+                method,
+                params,
+            } => (session_id, method, params),
             Event::Closed(reason) => {
                 let mut st = self.lock();
                 st.active = false;
@@ -58,7 +70,9 @@ impl Inner {
                 return;
             }
         };
-        let Some(sid) = sid else { return self.handle_browser_event(&method, &p) };
+        let Some(sid) = sid else {
+            return self.handle_browser_event(&method, &p);
+        };
         let sid: &str = &sid;
         let mut st = self.lock();
         let Some(info) = st.sessions.get(sid).cloned() else {
@@ -76,7 +90,11 @@ impl Inner {
                 if ty == "iframe" {
                     st.sessions.insert(
                         child.clone(),
-                        SessionInfo { target_id: target_id.clone(), kind: SessionKind::Iframe, tab_id: tab.clone() },
+                        SessionInfo {
+                            target_id: target_id.clone(),
+                            kind: SessionKind::Iframe,
+                            tab_id: tab.clone(),
+                        },
                     );
                     let f = st.frames.entry(target_id.clone()).or_insert_with(|| Frame {
                         frame_id: target_id.clone(),
@@ -97,9 +115,16 @@ impl Inner {
                     let conn = self.conn.clone();
                     let parent = sid.to_string();
                     tokio::spawn(async move {
-                        let _ = conn.call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({}), 3_000).await;
                         let _ = conn
-                            .call(Some(&parent), "Target.detachFromTarget", json!({"sessionId": child}), 3_000)
+                            .call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({}), 3_000)
+                            .await;
+                        let _ = conn
+                            .call(
+                                Some(&parent),
+                                "Target.detachFromTarget",
+                                json!({"sessionId": child}),
+                                3_000,
+                            )
                             .await;
                     });
                 }
@@ -111,7 +136,10 @@ impl Inner {
             "Page.frameAttached" => {
                 let id = s(&p, "frameId").to_string();
                 let parent = s(&p, "parentFrameId").to_string();
-                let f = st.frames.entry(id.clone()).or_insert_with(|| Frame { frame_id: id, ..Frame::default() });
+                let f = st.frames.entry(id.clone()).or_insert_with(|| Frame {
+                    frame_id: id,
+                    ..Frame::default()
+                });
                 f.parent_frame_id = Some(parent);
                 if f.session_id.is_empty() {
                     f.session_id = sid.to_string();
@@ -133,13 +161,15 @@ impl Inner {
                     }
                 }
             }
-            "Page.frameDetached" => {
-                if s(&p, "reason") != "swap" {
-                    let id = s(&p, "frameId").to_string();
-                    let keep = st.frames.get(&id).is_some_and(|f| f.is_oopif && st.sessions.contains_key(&f.session_id) && f.session_id != sid);
-                    if !keep {
-                        remove_frame_tree(&mut st, &id);
-                    }
+            "Page.frameDetached" if s(&p, "reason") != "swap" => {
+                // `swap` is a frame moving to another process (becoming an OOPIF): keep it
+                let id = s(&p, "frameId").to_string();
+                let keep = st
+                    .frames
+                    .get(&id)
+                    .is_some_and(|f| f.is_oopif && st.sessions.contains_key(&f.session_id) && f.session_id != sid);
+                if !keep {
+                    remove_frame_tree(&mut st, &id);
                 }
             }
             "Page.lifecycleEvent" => {
@@ -176,7 +206,11 @@ impl Inner {
                     }
                     a => {
                         let accept = a == DialogAction::AutoAccept;
-                        st.push_recent(record(&d, "auto_policy", Some(if accept { "accept" } else { "dismiss" })));
+                        st.push_recent(record(
+                            &d,
+                            "auto_policy",
+                            Some(if accept { "accept" } else { "dismiss" }),
+                        ));
                         drop(st);
                         let me = self.clone();
                         tokio::spawn(async move { me.answer(&d, accept, None).await });
@@ -189,7 +223,11 @@ impl Inner {
                     .pending
                     .iter()
                     .position(|d| d.bridge_request_id.is_none() && d.session_id == sid)
-                    .or_else(|| st.pending.iter().position(|d| d.bridge_request_id.is_none() && d.tab_id == tab));
+                    .or_else(|| {
+                        st.pending
+                            .iter()
+                            .position(|d| d.bridge_request_id.is_none() && d.tab_id == tab)
+                    });
                 if let Some(i) = i {
                     let d = st.pending.remove(i);
                     st.push_recent(record(&d, "remote", None));
@@ -231,13 +269,28 @@ impl Inner {
                     })
                     .unwrap_or_default();
                 let url = p["stackTrace"]["callFrames"][0]["url"].as_str().map(str::to_string);
-                st.push_console(ConsoleEntry { level: level.into(), text, url, time: now_epoch(), tab_id: tab });
+                st.push_console(ConsoleEntry {
+                    level: level.into(),
+                    text,
+                    url,
+                    time: now_epoch(),
+                    tab_id: tab,
+                });
             }
             "Runtime.exceptionThrown" => {
                 let d = &p["exceptionDetails"];
-                let text = d["exception"]["description"].as_str().unwrap_or(s(d, "text")).to_string();
+                let text = d["exception"]["description"]
+                    .as_str()
+                    .unwrap_or(s(d, "text"))
+                    .to_string();
                 let url = d.get("url").and_then(Value::as_str).map(str::to_string);
-                st.push_console(ConsoleEntry { level: "exception".into(), text, url, time: now_epoch(), tab_id: tab });
+                st.push_console(ConsoleEntry {
+                    level: "exception".into(),
+                    text,
+                    url,
+                    time: now_epoch(),
+                    tab_id: tab,
+                });
             }
             "Inspector.targetCrashed" => {
                 if let Some(t) = st.tab_mut(&tab) {
@@ -250,12 +303,20 @@ impl Inner {
 
     fn handle_browser_event(self: &Arc<Self>, method: &str, p: &Value) {
         let ti = &p["targetInfo"];
-        let target = p.get("targetId").and_then(Value::as_str).unwrap_or(s(ti, "targetId")).to_string();
+        let target = p
+            .get("targetId")
+            .and_then(Value::as_str)
+            .unwrap_or(s(ti, "targetId"))
+            .to_string();
         let mut st = self.lock();
         match method {
             "Target.targetCreated" => {
                 let opener = s(ti, "openerId");
-                if s(ti, "type") == "page" && !opener.is_empty() && st.tab(opener).is_some() && st.tab(&target).is_none() {
+                if s(ti, "type") == "page"
+                    && !opener.is_empty()
+                    && st.tab(opener).is_some()
+                    && st.tab(&target).is_none()
+                {
                     st.seq += 1;
                     let seq = st.seq;
                     st.tabs.push(Tab {

@@ -15,7 +15,7 @@ mod supervisor;
 pub use browser::Browser;
 pub use policy::{DialogAction, DialogPolicy, SupervisorConfig};
 pub use state::{
-    now_epoch, ConsoleEntry, DialogRecord, Frame, PendingDialog, SessionInfo, SessionKind, State, Tab,
-    CONSOLE_RING, FRAME_TREE_MAX, FRAME_TREE_MAX_OOPIF_DEPTH, RECENT_DIALOGS,
+    now_epoch, ConsoleEntry, DialogRecord, Frame, PendingDialog, SessionInfo, SessionKind, State, Tab, CONSOLE_RING,
+    FRAME_TREE_MAX, FRAME_TREE_MAX_OOPIF_DEPTH, RECENT_DIALOGS,
 };
 pub use supervisor::{CdpSupervisor, SupervisorError, WORLD_NAME};

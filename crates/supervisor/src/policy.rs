@@ -45,7 +45,12 @@ impl Default for DialogPolicy {
 impl DialogPolicy {
     /// The same action for every type.
     pub fn all(a: DialogAction) -> Self {
-        DialogPolicy { alert: a, confirm: a, prompt: a, beforeunload: a }
+        DialogPolicy {
+            alert: a,
+            confirm: a,
+            prompt: a,
+            beforeunload: a,
+        }
     }
     /// The action for a CDP dialog type (`alert`, `confirm`, `prompt`, `beforeunload`).
     pub fn for_type(&self, kind: &str) -> DialogAction {
@@ -68,6 +73,9 @@ pub struct SupervisorConfig {
 
 impl Default for SupervisorConfig {
     fn default() -> Self {
-        SupervisorConfig { dialog_policy: DialogPolicy::default(), dialog_timeout_ms: 300_000 }
+        SupervisorConfig {
+            dialog_policy: DialogPolicy::default(),
+            dialog_timeout_ms: 300_000,
+        }
     }
 }

@@ -79,7 +79,8 @@ pub struct Frame {
 
 impl Frame {
     fn to_json(&self) -> Value {
-        let mut v = json!({"frame_id": self.frame_id, "url": self.url, "origin": self.origin, "is_oopif": self.is_oopif});
+        let mut v =
+            json!({"frame_id": self.frame_id, "url": self.url, "origin": self.origin, "is_oopif": self.is_oopif});
         if let Some(p) = &self.parent_frame_id {
             v["parent_frame_id"] = json!(p);
         }

@@ -25,7 +25,11 @@ pub struct SupervisorError {
 
 impl SupervisorError {
     pub(crate) fn new(code: &'static str, message: impl Into<String>) -> Self {
-        SupervisorError { code, message: message.into(), details: Value::Null }
+        SupervisorError {
+            code,
+            message: message.into(),
+            details: Value::Null,
+        }
     }
 }
 
@@ -70,7 +74,10 @@ impl CdpSupervisor {
             conn: conn.clone(),
             sink,
             cfg,
-            state: Mutex::new(State { active: true, ..State::default() }),
+            state: Mutex::new(State {
+                active: true,
+                ..State::default()
+            }),
             changed,
         });
         let weak = Arc::downgrade(&inner);
@@ -83,7 +90,8 @@ impl CdpSupervisor {
         });
         let sup = CdpSupervisor { inner };
         // Browser-level target discovery is how popups of our tabs are found.
-        conn.call(None, "Target.setDiscoverTargets", json!({"discover": true}), 10_000).await?;
+        conn.call(None, "Target.setDiscoverTargets", json!({"discover": true}), 10_000)
+            .await?;
         let target = match adopt {
             Some(t) => t,
             None => sup.create_target("about:blank").await?,
@@ -158,7 +166,12 @@ impl CdpSupervisor {
             let st = self.inner.lock();
             match st.tab(tab_id) {
                 None => {
-                    let known: Vec<_> = st.tabs.iter().filter(|t| t.state != "closed").map(|t| t.tab_id.clone()).collect();
+                    let known: Vec<_> = st
+                        .tabs
+                        .iter()
+                        .filter(|t| t.state != "closed")
+                        .map(|t| t.tab_id.clone())
+                        .collect();
                     return Err(SupervisorError {
                         code: "unknown_tab",
                         message: format!("no tab {tab_id} in this session; call browser_tabs for the list"),
@@ -254,11 +267,15 @@ impl CdpSupervisor {
                         "no dialog is currently open; browser_snapshot lists pending_dialogs and recent_dialogs",
                     ))
                 }
-                Some(id) => st.pending.iter().position(|d| d.id == id).ok_or_else(|| SupervisorError {
-                    code: "unknown_dialog",
-                    message: format!("dialog_id '{id}' not found (pending: {ids:?})"),
-                    details: json!({"pending": st.pending}),
-                })?,
+                Some(id) => st
+                    .pending
+                    .iter()
+                    .position(|d| d.id == id)
+                    .ok_or_else(|| SupervisorError {
+                        code: "unknown_dialog",
+                        message: format!("dialog_id '{id}' not found (pending: {ids:?})"),
+                        details: json!({"pending": st.pending}),
+                    })?,
                 None if st.pending.len() > 1 => {
                     return Err(SupervisorError {
                         code: "ambiguous_dialog",
@@ -332,7 +349,11 @@ impl Inner {
             let mut st = self.lock();
             st.sessions.insert(
                 sid.clone(),
-                SessionInfo { target_id: target_id.to_string(), kind: SessionKind::Page, tab_id: target_id.to_string() },
+                SessionInfo {
+                    target_id: target_id.to_string(),
+                    kind: SessionKind::Page,
+                    tab_id: target_id.to_string(),
+                },
             );
             if let Some(t) = st.tab_mut(target_id) {
                 t.session_id = Some(sid.clone());
@@ -384,9 +405,16 @@ impl Inner {
     pub(crate) async fn answer(&self, d: &PendingDialog, accept: bool, prompt_text: Option<String>) {
         let mut p = json!({"accept": accept});
         if d.kind == "prompt" {
-            p["promptText"] = json!(prompt_text.unwrap_or_else(|| if accept { d.default_prompt.clone() } else { String::new() }));
+            p["promptText"] = json!(prompt_text.unwrap_or_else(|| if accept {
+                d.default_prompt.clone()
+            } else {
+                String::new()
+            }));
         }
-        let _ = self.conn.call(Some(&d.session_id), "Page.handleJavaScriptDialog", p, 5_000).await;
+        let _ = self
+            .conn
+            .call(Some(&d.session_id), "Page.handleJavaScriptDialog", p, 5_000)
+            .await;
     }
 
     /// Arms the `must_respond` watchdog for dialog `id`: after the timeout it is retired as
@@ -399,7 +427,9 @@ impl Inner {
             let Some(inner) = weak.upgrade() else { return };
             let d = {
                 let mut st = inner.lock();
-                let Some(i) = st.pending.iter().position(|d| d.id == id) else { return };
+                let Some(i) = st.pending.iter().position(|d| d.id == id) else {
+                    return;
+                };
                 let d = st.pending.remove(i);
                 st.push_recent(record(&d, "watchdog", Some("dismiss")));
                 d
@@ -414,7 +444,13 @@ impl Inner {
 /// Upserts frames from a `Page.getFrameTree` result.
 fn seed_frames(st: &mut State, tree: Option<&Value>, sid: &str, tab: &str, target_id: &str, kind: &SessionKind) {
     let Some(tree) = tree else { return };
-    if let Some(f) = tree.get("frame") {
+    // The reply may be older than events already applied (a popup navigating while we
+    // attach): seed only frames not known yet, never overwrite newer state.
+    if let Some(f) = tree.get("frame").filter(|f| {
+        f["id"]
+            .as_str()
+            .is_some_and(|id| !st.frames.contains_key(id) || st.frames[id].loader_id.is_empty())
+    }) {
         crate::events::upsert_frame(st, f, sid, tab, kind == &SessionKind::Iframe && f["id"] == target_id);
     }
     if let Some(children) = tree.get("childFrames").and_then(Value::as_array) {

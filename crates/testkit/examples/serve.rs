@@ -4,10 +4,7 @@ use std::time::Duration;
 
 #[tokio::main]
 async fn main() {
-    let secs: u64 = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3600);
+    let secs: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(3600);
     let site = tabgate_testkit::Site::start().await;
     println!("A {}", site.a("/"));
     println!("B {}", site.b("/"));

@@ -172,10 +172,7 @@ impl Site {
 
     /// All `(key, value)` log entries from both sites, in order.
     pub fn logs(&self) -> Vec<(String, String)> {
-        self.log_entries()
-            .into_iter()
-            .map(|e| (e.key, e.value))
-            .collect()
+        self.log_entries().into_iter().map(|e| (e.key, e.value)).collect()
     }
 
     /// All log entries with their site and page timestamp, in order.
@@ -262,12 +259,7 @@ impl Site {
 
     /// Whether `path` (without query) was requested on either site.
     pub fn was_requested(&self, path: &str) -> bool {
-        self.shared
-            .requests
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|r| r.path == path)
+        self.shared.requests.lock().unwrap().iter().any(|r| r.path == path)
     }
 
     /// Forgets the recorded requests.
@@ -400,10 +392,7 @@ async fn hang(State(mut ctx): State<Ctx>) -> Response {
 
 async fn slow(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> Response {
     let ms: u64 = q.get("ms").and_then(|m| m.parse().ok()).unwrap_or(1000);
-    let name = q
-        .get("page")
-        .cloned()
-        .unwrap_or_else(|| "blank-log.html".into());
+    let name = q.get("page").cloned().unwrap_or_else(|| "blank-log.html".into());
     let mut stop = ctx.stop.clone();
     tokio::select! {
         _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
@@ -424,29 +413,18 @@ async fn attachment(Query(q): Query<HashMap<String, String>>) -> Response {
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, content_type(&name))
-        .header(
-            header::CONTENT_DISPOSITION,
-            format!("attachment; filename=\"{name}\""),
-        )
+        .header(header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\""))
         .header(header::CONTENT_LENGTH, size)
         .body(Body::from(body))
         .unwrap()
 }
 
 async fn api_close() -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        "closed",
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "closed").into_response()
 }
 
 async fn echo() -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        "echo",
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "echo").into_response()
 }
 
 async fn page(State(ctx): State<Ctx>, req: Request) -> Response {
@@ -469,11 +447,7 @@ fn find_page(name: &str) -> Option<(&'static str, &'static str)> {
     PAGES
         .iter()
         .find(|(n, _)| *n == name)
-        .or_else(|| {
-            PAGES
-                .iter()
-                .find(|(n, _)| n.strip_suffix(".html") == Some(name))
-        })
+        .or_else(|| PAGES.iter().find(|(n, _)| n.strip_suffix(".html") == Some(name)))
         .copied()
 }
 
@@ -493,11 +467,7 @@ fn serve_page(ctx: &Ctx, name: &str) -> Response {
 }
 
 fn content_type(name: &str) -> &'static str {
-    match name
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .as_deref()
-    {
+    match name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).as_deref() {
         Some("html" | "htm") => "text/html; charset=utf-8",
         Some("js" | "mjs") => "text/javascript; charset=utf-8",
         Some("css") => "text/css; charset=utf-8",

@@ -21,11 +21,8 @@ impl Resp {
 
 /// Minimal HTTP/1.1 client: one request per connection (`Connection: close`).
 async fn http(port: u16, host: &str, method: &str, path: &str, body: Option<&str>) -> Resp {
-    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .unwrap();
-    let mut req =
-        format!("{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n");
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n");
     if let Some(b) = body {
         req.push_str(&format!(
             "Content-Type: text/plain;charset=UTF-8\r\nContent-Length: {}\r\n",
@@ -39,35 +36,24 @@ async fn http(port: u16, host: &str, method: &str, path: &str, body: Option<&str
     s.write_all(req.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).await.unwrap();
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("header end");
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("header end");
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let mut lines = head.split("\r\n");
-    let status: u16 = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+    let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect();
     let mut body = raw[split + 4..].to_vec();
-    let chunked = headers.iter().any(|(k, v)| {
-        k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
-    });
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked"));
     if chunked {
         let mut out = Vec::new();
         let mut rest = &body[..];
         loop {
             let p = rest.windows(2).position(|w| w == b"\r\n").unwrap();
-            let n =
-                usize::from_str_radix(std::str::from_utf8(&rest[..p]).unwrap().trim(), 16).unwrap();
+            let n = usize::from_str_radix(std::str::from_utf8(&rest[..p]).unwrap().trim(), 16).unwrap();
             if n == 0 {
                 break;
             }
@@ -76,11 +62,7 @@ async fn http(port: u16, host: &str, method: &str, path: &str, body: Option<&str
         }
         body = out;
     }
-    Resp {
-        status,
-        headers,
-        body,
-    }
+    Resp { status, headers, body }
 }
 
 #[tokio::test]
@@ -97,20 +79,14 @@ async fn serves_pages_on_both_sites_with_substitution() {
     assert!(r.header("content-type").unwrap().starts_with("text/html"));
     assert_eq!(r.header("cache-control"), Some("no-store"));
     let t = r.text();
-    assert!(
-        t.contains(&format!("src=\"http://localhost:{pb}/widget.html\"")),
-        "{t}"
-    );
+    assert!(t.contains(&format!("src=\"http://localhost:{pb}/widget.html\"")), "{t}");
     assert!(!t.contains("{{"));
 
     // A page on B embedding A.
     let r = http(pb, "localhost", "GET", "/widget.html", None).await;
     assert_eq!(r.status, 200);
     let t = r.text();
-    assert!(
-        t.contains(&format!("src=\"http://127.0.0.1:{pa}/inner.html\"")),
-        "{t}"
-    );
+    assert!(t.contains(&format!("src=\"http://127.0.0.1:{pa}/inner.html\"")), "{t}");
     assert!(t.contains("<script src=\"/tlog.js\"></script>"));
 
     // Every html page has a #log and includes tlog.js (frame-child logs through its parent).
@@ -127,16 +103,10 @@ async fn serves_pages_on_both_sites_with_substitution() {
     }
 
     let r = http(pb, "localhost", "GET", "/tlog.js", None).await;
-    assert!(r
-        .header("content-type")
-        .unwrap()
-        .starts_with("text/javascript"));
+    assert!(r.header("content-type").unwrap().starts_with("text/javascript"));
     assert!(r.text().contains("/__log"));
     let r = http(pa, "127.0.0.1", "GET", "/sw.js", None).await;
-    assert!(r
-        .header("content-type")
-        .unwrap()
-        .starts_with("text/javascript"));
+    assert!(r.header("content-type").unwrap().starts_with("text/javascript"));
     let r = http(pa, "127.0.0.1", "GET", "/favicon.ico", None).await;
     assert_eq!(r.status, 204);
     let r = http(pa, "127.0.0.1", "GET", "/nope.html", None).await;
@@ -184,9 +154,7 @@ async fn log_channel_and_request_record() {
     )
     .await;
     assert_eq!(
-        http(pa, "127.0.0.1", "POST", "/__log", Some("not json"))
-            .await
-            .status,
+        http(pa, "127.0.0.1", "POST", "/__log", Some("not json")).await.status,
         400
     );
 
@@ -260,14 +228,7 @@ async fn knobs() {
     let site = Site::start().await;
     let pa = site.port_a();
 
-    let r = http(
-        pa,
-        "127.0.0.1",
-        "GET",
-        "/attachment?name=report.csv&size=5000",
-        None,
-    )
-    .await;
+    let r = http(pa, "127.0.0.1", "GET", "/attachment?name=report.csv&size=5000", None).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body.len(), 5000);
     assert_eq!(
@@ -283,11 +244,7 @@ async fn knobs() {
     assert!(r.text().contains("Other page"));
 
     // /hang never answers while the site runs.
-    let hung = tokio::time::timeout(
-        Duration::from_millis(400),
-        http(pa, "127.0.0.1", "GET", "/hang", None),
-    )
-    .await;
+    let hung = tokio::time::timeout(Duration::from_millis(400), http(pa, "127.0.0.1", "GET", "/hang", None)).await;
     assert!(hung.is_err());
     // ...and is released when the site stops.
     let pending = tokio::spawn(http(pa, "127.0.0.1", "GET", "/hang", None));

@@ -32,25 +32,42 @@ impl Session {
         if kind == "mouseMoved" {
             p["button"] = json!("none");
         }
-        self.sup.conn().call(Some(sid), "Input.dispatchMouseEvent", p, 10_000).await?;
+        self.sup
+            .conn()
+            .call(Some(sid), "Input.dispatchMouseEvent", p, 10_000)
+            .await?;
         Ok(())
     }
 
     /// What a page action led to: dialogs it opened, tabs it opened, the URL after it.
     async fn aftermath(&self, tab: &str, seq_before: u64, dialog: Option<tabgate_supervisor::PendingDialog>) -> Value {
-        let opened = self
+        let new_tabs = |st: &tabgate_supervisor::State| -> Vec<(String, String)> {
+            st.tabs
+                .iter()
+                .filter(|t| t.seq > seq_before && t.opener_tab.as_deref() == Some(tab))
+                .map(|t| (t.tab_id.clone(), t.url.clone()))
+                .collect()
+        };
+        let soon = Instant::now() + Duration::from_millis(POPUP_WINDOW_MS);
+        let mut opened = self
             .sup
-            .wait_for(Instant::now() + Duration::from_millis(POPUP_WINDOW_MS), |st| {
-                let v: Vec<Value> = st
-                    .tabs
-                    .iter()
-                    .filter(|t| t.seq > seq_before && t.opener_tab.as_deref() == Some(tab))
-                    .map(|t| json!({"tab_id": t.tab_id, "url": t.url, "opener_tab": tab, "cause": "click"}))
-                    .collect();
-                (!v.is_empty()).then_some(v)
-            })
+            .wait_for(soon, |st| Some(new_tabs(st)).filter(|v| !v.is_empty()))
             .await
             .unwrap_or_default();
+        if !opened.is_empty() {
+            // a popup starts as about:blank; give it a moment to say where it is going
+            let known = |v: &Vec<(String, String)>| v.iter().all(|(_, u)| !u.is_empty() && u != "about:blank");
+            let later = Instant::now() + Duration::from_millis(1_000);
+            opened = self
+                .sup
+                .wait_for(later, |st| Some(new_tabs(st)).filter(known))
+                .await
+                .unwrap_or_else(|| new_tabs(&self.sup.state()));
+        }
+        let opened: Vec<Value> = opened
+            .into_iter()
+            .map(|(id, url)| json!({"tab_id": id, "url": url, "opener_tab": tab, "cause": "click"}))
+            .collect();
         let url = self.sup.state().tab(tab).map(|t| t.url.clone()).unwrap_or_default();
         let mut v = json!({"url": url});
         if !opened.is_empty() {
@@ -116,7 +133,13 @@ impl Session {
             Raced::Dialog(d) => Some(d),
         };
         let mut v = self.aftermath(&tab, seq, dialog).await;
-        let text = format!("Clicked {} {:?} [ref={}].{}", t.entry.role, t.entry.name, str_arg(a, "ref").unwrap_or(""), Self::describe(&v));
+        let text = format!(
+            "Clicked {} {:?} [ref={}].{}",
+            t.entry.role,
+            t.entry.name,
+            str_arg(a, "ref").unwrap_or(""),
+            Self::describe(&v)
+        );
         v["clicked"] = json!(str_arg(a, "ref"));
         Ok((text, v))
     }
@@ -143,7 +166,8 @@ impl Session {
                     continue;
                 }
                 if !pending.is_empty() {
-                    conn.call(Some(&sid), "Input.insertText", json!({"text": pending}), 10_000).await?;
+                    conn.call(Some(&sid), "Input.insertText", json!({"text": pending}), 10_000)
+                        .await?;
                     pending.clear();
                 }
                 if c == '\n' {
@@ -166,32 +190,52 @@ impl Session {
                 conn.call(Some(&sid), "Input.dispatchKeyEvent", up, 10_000).await?;
             }
             if !pending.is_empty() {
-                conn.call(Some(&sid), "Input.insertText", json!({"text": pending}), 10_000).await?;
+                conn.call(Some(&sid), "Input.insertText", json!({"text": pending}), 10_000)
+                    .await?;
             }
             Ok::<(), ToolError>(())
         };
         if let Raced::Dialog(d) = race_dialog(&self.sup, &tab, typed).await.map_done()? {
             let v = json!({"typed": text, "dialog": d});
-            return Ok((format!("Typing into {} opened a dialog.{}", t.entry.name, Self::describe(&v)), v));
+            return Ok((
+                format!("Typing into {} opened a dialog.{}", t.entry.name, Self::describe(&v)),
+                v,
+            ));
         }
         let value = target::call(&self.sup, &t, "readValue", &[]).await?;
-        let expect: String = if multiline { text.clone() } else { text.replace('\n', "") };
-        let same = value.as_str().map(|v| v.replace("\r\n", "\n") == expect).unwrap_or(false);
-        let mut out = format!("Typed into {} {:?}; value read back: {}", t.entry.role, t.entry.name, value);
+        let expect: String = if multiline {
+            text.clone()
+        } else {
+            text.replace('\n', "")
+        };
+        let same = value
+            .as_str()
+            .map(|v| v.replace("\r\n", "\n") == expect)
+            .unwrap_or(false);
+        let mut out = format!(
+            "Typed into {} {:?}; value read back: {}",
+            t.entry.role, t.entry.name, value
+        );
         if !same {
             out.push_str("\nNote: the value differs from the text typed (the page may reformat or limit input).");
         }
-        Ok((out, json!({"typed": text, "element": str_arg(a, "ref"), "value": value, "matches": same})))
+        Ok((
+            out,
+            json!({"typed": text, "element": str_arg(a, "ref"), "value": value, "matches": same}),
+        ))
     }
 
     pub(crate) async fn select_option(&self, a: &Value) -> Done {
         let (_, _, t) = self.target(a)?;
         let values = a.get("values").cloned().unwrap_or(json!([]));
-        let r = target::call(&self.sup, &t, "selectOption", &[values.clone()]).await?;
+        let r = target::call(&self.sup, &t, "selectOption", std::slice::from_ref(&values)).await?;
         if r.get("custom").is_some() {
             return Err(ToolError::new(
                 "not_a_select",
-                format!("{} {:?} is not a native <select>; click it to open it and click the option's ref", t.entry.role, t.entry.name),
+                format!(
+                    "{} {:?} is not a native <select>; click it to open it and click the option's ref",
+                    t.entry.role, t.entry.name
+                ),
             ));
         }
         // read back after the page's own change handlers ran
@@ -209,7 +253,10 @@ impl Session {
                 format!("selected {wanted} but the page put the value back to {now}; try clicking the select and using the keyboard"),
             ));
         }
-        Ok((format!("Selected {wanted} in {:?}.", t.entry.name), json!({"selected": wanted, "value": now})))
+        Ok((
+            format!("Selected {wanted} in {:?}.", t.entry.name),
+            json!({"selected": wanted, "value": now}),
+        ))
     }
 
     pub(crate) async fn press(&self, a: &Value) -> Done {
@@ -245,9 +292,16 @@ impl Session {
             return Err(dialog_error(d));
         }
         let down = str_arg(a, "direction") == Some("down");
-        let m = self.sup.conn().call(Some(&sid), "Page.getLayoutMetrics", json!({}), 5_000).await?;
+        let m = self
+            .sup
+            .conn()
+            .call(Some(&sid), "Page.getLayoutMetrics", json!({}), 5_000)
+            .await?;
         let vv = &m["cssVisualViewport"];
-        let (w, h) = (vv["clientWidth"].as_f64().unwrap_or(800.0), vv["clientHeight"].as_f64().unwrap_or(600.0));
+        let (w, h) = (
+            vv["clientWidth"].as_f64().unwrap_or(800.0),
+            vv["clientHeight"].as_f64().unwrap_or(600.0),
+        );
         let before = vv["pageY"].as_f64().unwrap_or(0.0);
         let (x, y) = match str_arg(a, "ref") {
             Some(_) => {
@@ -260,21 +314,37 @@ impl Session {
         let dy = (h * 0.8).round() * if down { 1.0 } else { -1.0 };
         self.sup
             .conn()
-            .call(Some(&sid), "Input.dispatchMouseEvent", json!({"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": dy}), 10_000)
+            .call(
+                Some(&sid),
+                "Input.dispatchMouseEvent",
+                json!({"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": dy}),
+                10_000,
+            )
             .await?;
         // the wheel scroll is applied asynchronously by the compositor
         let mut after = before;
         for _ in 0..10 {
             tokio::time::sleep(Duration::from_millis(30)).await;
-            let m = self.sup.conn().call(Some(&sid), "Page.getLayoutMetrics", json!({}), 5_000).await?;
+            let m = self
+                .sup
+                .conn()
+                .call(Some(&sid), "Page.getLayoutMetrics", json!({}), 5_000)
+                .await?;
             after = m["cssVisualViewport"]["pageY"].as_f64().unwrap_or(after);
             if after != before {
                 break;
             }
         }
         let dir = if down { "down" } else { "up" };
-        let note = if after == before && str_arg(a, "ref").is_none() { " (the page did not move: already at the end, or an inner element scrolls — pass its ref)" } else { "" };
-        Ok((format!("Scrolled {dir}: page y {before} → {after}{note}."), json!({"scrolled": dir, "scroll_y_before": before, "scroll_y_after": after})))
+        let note = if after == before && str_arg(a, "ref").is_none() {
+            " (the page did not move: already at the end, or an inner element scrolls — pass its ref)"
+        } else {
+            ""
+        };
+        Ok((
+            format!("Scrolled {dir}: page y {before} → {after}{note}."),
+            json!({"scrolled": dir, "scroll_y_before": before, "scroll_y_after": after}),
+        ))
     }
 
     pub(crate) async fn screenshot(&self, a: &Value) -> Done {
@@ -286,7 +356,11 @@ impl Session {
         if let Some(r) = str_arg(a, "ref") {
             let t = target::resolve(&self.sup, &self.refs, &tab, r)?;
             let pt = target::point(&self.sup, &self.refs, &t).await?;
-            let m = self.sup.conn().call(Some(&sid), "Page.getLayoutMetrics", json!({}), 5_000).await?;
+            let m = self
+                .sup
+                .conn()
+                .call(Some(&sid), "Page.getLayoutMetrics", json!({}), 5_000)
+                .await?;
             let vv = &m["cssVisualViewport"];
             let (w, h) = (pt.2["w"].as_f64().unwrap_or(1.0), pt.2["h"].as_f64().unwrap_or(1.0));
             p["clip"] = json!({
@@ -296,14 +370,25 @@ impl Session {
             });
         } else if bool_arg(a, "full_page") {
             p["captureBeyondViewport"] = json!(true);
-            let m = self.sup.conn().call(Some(&sid), "Page.getLayoutMetrics", json!({}), 5_000).await?;
+            let m = self
+                .sup
+                .conn()
+                .call(Some(&sid), "Page.getLayoutMetrics", json!({}), 5_000)
+                .await?;
             let cs = &m["cssContentSize"];
             p["clip"] = json!({"x": 0, "y": 0, "width": cs["width"], "height": cs["height"], "scale": 1});
         }
-        let shot = self.sup.conn().call(Some(&sid), "Page.captureScreenshot", p, 30_000).await?;
+        let shot = self
+            .sup
+            .conn()
+            .call(Some(&sid), "Page.captureScreenshot", p, 30_000)
+            .await?;
         let data = shot["data"].as_str().unwrap_or("").to_string();
         let bytes = data.len() / 4 * 3;
-        Ok((format!("Screenshot of tab {tab} ({bytes} bytes PNG)."), json!({"tab_id": tab, "bytes": bytes, "__png": data})))
+        Ok((
+            format!("Screenshot of tab {tab} ({bytes} bytes PNG)."),
+            json!({"tab_id": tab, "bytes": bytes, "__png": data}),
+        ))
     }
 }
 

@@ -33,7 +33,12 @@ pub fn validate(spec: &ToolSpec, args: &Value) -> Result<(), ToolError> {
         }
     };
     let props = schema["properties"].as_object().cloned().unwrap_or_default();
-    for r in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+    for r in schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
         if obj.get(r).is_none_or(Value::is_null) {
             return Err(ToolError::new(
                 "invalid_argument",
@@ -64,26 +69,42 @@ pub fn validate(spec: &ToolSpec, args: &Value) -> Result<(), ToolError> {
             if !e.contains(v) {
                 return Err(ToolError::new(
                     "invalid_argument",
-                    format!("{}: `{k}` must be one of {}, got {v}", spec.name, Value::Array(e.clone())),
+                    format!(
+                        "{}: `{k}` must be one of {}, got {v}",
+                        spec.name,
+                        Value::Array(e.clone())
+                    ),
                 ));
             }
         }
         if let (Some(n), Some(min)) = (v.as_i64(), p["minimum"].as_i64()) {
             if n < min {
-                return Err(ToolError::new("invalid_argument", format!("{}: `{k}` must be ≥ {min}", spec.name)));
+                return Err(ToolError::new(
+                    "invalid_argument",
+                    format!("{}: `{k}` must be ≥ {min}", spec.name),
+                ));
             }
         }
         if let (Some(n), Some(max)) = (v.as_i64(), p["maximum"].as_i64()) {
             if n > max {
-                return Err(ToolError::new("invalid_argument", format!("{}: `{k}` must be ≤ {max}", spec.name)));
+                return Err(ToolError::new(
+                    "invalid_argument",
+                    format!("{}: `{k}` must be ≤ {max}", spec.name),
+                ));
             }
         }
         if let (Some(a), Some(it)) = (v.as_array(), p["items"]["type"].as_str()) {
             if a.iter().any(|x| !type_ok(it, x)) {
-                return Err(ToolError::new("invalid_argument", format!("{}: `{k}` must be an array of {it}", spec.name)));
+                return Err(ToolError::new(
+                    "invalid_argument",
+                    format!("{}: `{k}` must be an array of {it}", spec.name),
+                ));
             }
             if a.is_empty() && p["minItems"].as_u64().unwrap_or(0) > 0 {
-                return Err(ToolError::new("invalid_argument", format!("{}: `{k}` must not be empty", spec.name)));
+                return Err(ToolError::new(
+                    "invalid_argument",
+                    format!("{}: `{k}` must not be empty", spec.name),
+                ));
             }
         }
     }

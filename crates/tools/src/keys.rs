@@ -87,7 +87,9 @@ pub fn char_key(c: char) -> Option<Value> {
         };
         (code.to_string(), vk)
     };
-    Some(json!({"key": c.to_string(), "code": code, "windowsVirtualKeyCode": vk, "text": c.to_string(), "unmodifiedText": c.to_string()}))
+    Some(
+        json!({"key": c.to_string(), "code": code, "windowsVirtualKeyCode": vk, "text": c.to_string(), "unmodifiedText": c.to_string()}),
+    )
 }
 
 /// The key events of a chord, in order: modifiers down, key down, key up, modifiers up.
@@ -95,28 +97,50 @@ pub fn char_key(c: char) -> Option<Value> {
 ///
 /// Errors: an empty chord, an unknown modifier or key name.
 pub fn chord(spec: &str) -> Result<Vec<Value>, ToolError> {
-    let parts: Vec<&str> = if spec == "+" { vec!["+"] } else { spec.split('+').collect() };
+    let parts: Vec<&str> = if spec == "+" {
+        vec!["+"]
+    } else {
+        spec.split('+').collect()
+    };
     let (mods, key) = parts.split_at(parts.len().saturating_sub(1));
     let key = key.first().copied().unwrap_or("");
     if key.is_empty() {
-        return Err(ToolError::new("invalid_argument", format!("browser_press: no key in {spec:?}; e.g. Enter, Control+A")));
+        return Err(ToolError::new(
+            "invalid_argument",
+            format!("browser_press: no key in {spec:?}; e.g. Enter, Control+A"),
+        ));
     }
     let mut bits = 0;
     let mut events = Vec::new();
     for m in mods {
         let (bit, k, code, vk) = modifier_bit(m).ok_or_else(|| {
-            ToolError::new("invalid_argument", format!("browser_press: unknown modifier {m:?}; use Control, Shift, Alt or Meta"))
+            ToolError::new(
+                "invalid_argument",
+                format!("browser_press: unknown modifier {m:?}; use Control, Shift, Alt or Meta"),
+            )
         })?;
         bits |= bit;
-        events.push(json!({"type": "rawKeyDown", "key": k, "code": code, "windowsVirtualKeyCode": vk, "modifiers": bits}));
+        events.push(
+            json!({"type": "rawKeyDown", "key": k, "code": code, "windowsVirtualKeyCode": vk, "modifiers": bits}),
+        );
     }
     let mut down = if let Some((k, code, vk, text)) = named(key) {
         json!({"key": k, "code": code, "windowsVirtualKeyCode": vk, "text": text, "unmodifiedText": text})
     } else if key.chars().count() == 1 {
         let c = key.chars().next().unwrap_or(' ');
-        let c = if bits & 8 != 0 { c.to_ascii_uppercase() } else { c };
+        // a letter is lower case unless Shift is held, whatever case the chord spells it in
+        let c = if bits & 8 != 0 {
+            c.to_ascii_uppercase()
+        } else if c.is_ascii_alphabetic() {
+            c.to_ascii_lowercase()
+        } else {
+            c
+        };
         char_key(c).ok_or_else(|| {
-            ToolError::new("invalid_argument", format!("browser_press: {key:?} is not on a US keyboard; use browser_type for text"))
+            ToolError::new(
+                "invalid_argument",
+                format!("browser_press: {key:?} is not on a US keyboard; use browser_type for text"),
+            )
         })?
     } else {
         return Err(ToolError::new(

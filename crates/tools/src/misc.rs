@@ -28,14 +28,29 @@ impl Session {
                 let sid = {
                     let st = self.sup.state();
                     let t = st.tab(&id).filter(|t| t.state != "closed").ok_or_else(|| {
-                        ToolError::new("unknown_tab", format!("no open tab {id} in this session; call browser_tabs"))
+                        ToolError::new(
+                            "unknown_tab",
+                            format!("no open tab {id} in this session; call browser_tabs"),
+                        )
                     })?;
                     t.session_id.clone()
                 };
                 // Page.close runs beforeunload like a person closing the tab would.
                 let closed = match sid {
-                    Some(s) => race_dialog(&self.sup, &id, self.sup.conn().call(Some(&s), "Page.close", json!({}), 5_000)).await,
-                    None => Raced::Done(self.sup.conn().call(None, "Target.closeTarget", json!({"targetId": id}), 5_000).await),
+                    Some(s) => {
+                        race_dialog(
+                            &self.sup,
+                            &id,
+                            self.sup.conn().call(Some(&s), "Page.close", json!({}), 5_000),
+                        )
+                        .await
+                    }
+                    None => Raced::Done(
+                        self.sup
+                            .conn()
+                            .call(None, "Target.closeTarget", json!({"targetId": id}), 5_000)
+                            .await,
+                    ),
                 };
                 if let Raced::Done(Err(e)) = closed {
                     return Err(e.into());
@@ -43,16 +58,25 @@ impl Session {
                 // Page.close returns before beforeunload runs: wait for the tab to go or a dialog
                 let outcome = self
                     .sup
-                    .wait_for(tokio::time::Instant::now() + std::time::Duration::from_millis(5_000), |st| {
-                        if let Some(d) = st.pending.iter().find(|d| d.tab_id == id) {
-                            return Some(Err(d.clone()));
-                        }
-                        st.tab(&id).filter(|t| t.state == "closed").map(|_| Ok(()))
-                    })
+                    .wait_for(
+                        tokio::time::Instant::now() + std::time::Duration::from_millis(5_000),
+                        |st| {
+                            if let Some(d) = st.pending.iter().find(|d| d.tab_id == id) {
+                                return Some(Some(d.clone()));
+                            }
+                            st.tab(&id).filter(|t| t.state == "closed").map(|_| None)
+                        },
+                    )
                     .await;
-                if let Some(Err(d)) = outcome {
+                if let Some(Some(d)) = outcome {
                     let v = json!({"status": "blocked_by_dialog", "dialog": d});
-                    return Ok((format!("Closing tab {id} raised a {} dialog; browser_dialog accept closes it, dismiss keeps it.", d.kind), v));
+                    return Ok((
+                        format!(
+                            "Closing tab {id} raised a {} dialog; browser_dialog accept closes it, dismiss keeps it.",
+                            d.kind
+                        ),
+                        v,
+                    ));
                 }
                 let (text, mut v) = self.tab_list();
                 v["closed"] = json!(id);
@@ -101,21 +125,36 @@ impl Session {
 
     pub(crate) async fn dialog(&self, a: &Value) -> Done {
         let action = str_arg(a, "action").unwrap_or_default();
-        let r = self.sup.respond_dialog(action, str_arg(a, "prompt_text"), str_arg(a, "dialog_id")).await?;
-        let text = format!("{} the {} dialog {} ({:?}).", if action == "accept" { "Accepted" } else { "Dismissed" }, r.kind, r.id, r.message);
+        let r = self
+            .sup
+            .respond_dialog(action, str_arg(a, "prompt_text"), str_arg(a, "dialog_id"))
+            .await?;
+        let text = format!(
+            "{} the {} dialog {} ({:?}).",
+            if action == "accept" { "Accepted" } else { "Dismissed" },
+            r.kind,
+            r.id,
+            r.message
+        );
         Ok((text, json!({"action": action, "dialog": r})))
     }
 
     pub(crate) async fn cdp(&self, a: &Value) -> Done {
         let method = str_arg(a, "method").unwrap_or_default().to_string();
         if !method.contains('.') {
-            return Err(ToolError::new("invalid_argument", format!("method {method:?} is not Domain.method (e.g. Runtime.evaluate)")));
+            return Err(ToolError::new(
+                "invalid_argument",
+                format!("method {method:?} is not Domain.method (e.g. Runtime.evaluate)"),
+            ));
         }
         let params = a.get("params").cloned().filter(|p| !p.is_null()).unwrap_or(json!({}));
-        let (sid, scope) = if let Some(fid) = str_arg(a, "frame_id") {
+        let (sid, scope, tab) = if let Some(fid) = str_arg(a, "frame_id") {
             let st = self.sup.state();
             let f = st.frames.get(fid).ok_or_else(|| {
-                ToolError::new("frame_not_found", format!("frame_id {fid:?} not found; browser_snapshot lists frame_tree"))
+                ToolError::new(
+                    "frame_not_found",
+                    format!("frame_id {fid:?} not found; browser_snapshot lists frame_tree"),
+                )
             })?;
             if !f.is_oopif {
                 return Err(ToolError::new(
@@ -123,20 +162,45 @@ impl Session {
                     format!("frame_id {fid:?} is not an out-of-process iframe (no session of its own); from the top frame use document.querySelector('iframe').contentWindow / contentDocument with Runtime.evaluate"),
                 ));
             }
-            (Some(f.session_id.clone()), json!({"frame_id": fid, "session_id": f.session_id}))
+            (
+                Some(f.session_id.clone()),
+                json!({"frame_id": fid, "session_id": f.session_id}),
+                Some(f.tab_id.clone()),
+            )
         } else if let Some(tid) = str_arg(a, "target_id") {
             let st = self.sup.state();
             let t = st.tab(tid).and_then(|t| t.session_id.clone()).ok_or_else(|| {
-                ToolError::new("unknown_tab", format!("target_id {tid:?} is not an open tab of this session; browser_tabs lists them"))
+                ToolError::new(
+                    "unknown_tab",
+                    format!("target_id {tid:?} is not an open tab of this session; browser_tabs lists them"),
+                )
             })?;
-            (Some(t), json!({"target_id": tid}))
+            (Some(t), json!({"target_id": tid}), Some(tid.to_string()))
         } else if method.starts_with("Browser.") || method.starts_with("Target.") || method.starts_with("SystemInfo.") {
-            (None, json!({"scope": "browser"}))
+            (None, json!({"scope": "browser"}), None)
         } else {
             let (tab, sid) = self.current()?;
-            (Some(sid), json!({"target_id": tab}))
+            (Some(sid), json!({"target_id": tab}), Some(tab))
         };
-        let r = self.sup.conn().call(sid.as_deref(), &method, params, RAW_TIMEOUT_MS).await?;
+        let call = self.sup.conn().call(sid.as_deref(), &method, params, RAW_TIMEOUT_MS);
+        let r = match tab {
+            None => call.await?,
+            Some(tab) => {
+                // a command that kills or pauses its page (Page.crash, an alert) gets no reply:
+                // return as soon as the tab's state says why
+                let far = tokio::time::Instant::now() + std::time::Duration::from_millis(RAW_TIMEOUT_MS);
+                let gone = self.sup.wait_for(far, |st| {
+                    st.tab(&tab).filter(|t| t.state != "open").map(|t| t.state.clone())
+                });
+                tokio::select! {
+                    r = race_dialog(&self.sup, &tab, call) => match r {
+                        Raced::Done(r) => r?,
+                        Raced::Dialog(d) => json!({"note": "the command opened a dialog; answer it with browser_dialog", "dialog": d}),
+                    },
+                    Some(state) = gone => json!({"note": format!("no reply: the tab is now {state}")}),
+                }
+            }
+        };
         let mut v = json!({"method": method, "result": r});
         if let (Some(o), Value::Object(s)) = (v.as_object_mut(), scope) {
             o.extend(s);
@@ -152,20 +216,38 @@ impl Session {
                 return Err(dialog_error(d));
             }
             let p = json!({"expression": expr, "returnByValue": true, "awaitPromise": true, "userGesture": true, "replMode": true});
-            let r = match race_dialog(&self.sup, &tab, self.sup.conn().call(Some(&sid), "Runtime.evaluate", p, RAW_TIMEOUT_MS)).await {
+            let r = match race_dialog(
+                &self.sup,
+                &tab,
+                self.sup.conn().call(Some(&sid), "Runtime.evaluate", p, RAW_TIMEOUT_MS),
+            )
+            .await
+            {
                 Raced::Done(r) => r?,
                 Raced::Dialog(d) => {
                     let v = json!({"dialog": d});
-                    return Ok((format!("The expression opened a {} dialog {:?} ({}); answer it with browser_dialog.", d.kind, d.message, d.id), v));
+                    return Ok((
+                        format!(
+                            "The expression opened a {} dialog {:?} ({}); answer it with browser_dialog.",
+                            d.kind, d.message, d.id
+                        ),
+                        v,
+                    ));
                 }
             };
             if let Some(ex) = r.get("exceptionDetails") {
-                let msg = ex["exception"]["description"].as_str().or(ex["text"].as_str()).unwrap_or("exception");
+                let msg = ex["exception"]["description"]
+                    .as_str()
+                    .or(ex["text"].as_str())
+                    .unwrap_or("exception");
                 return Err(ToolError::new("js_exception", format!("the expression threw: {msg}")));
             }
             let res = &r["result"];
             let value = res.get("value").cloned().unwrap_or_else(|| {
-                res.get("unserializableValue").or(res.get("description")).cloned().unwrap_or(Value::Null)
+                res.get("unserializableValue")
+                    .or(res.get("description"))
+                    .cloned()
+                    .unwrap_or(Value::Null)
             });
             let text = match &value {
                 Value::String(s) => s.clone(),
@@ -181,9 +263,18 @@ impl Session {
             }
             e
         };
-        let mut text = format!("{} console errors/warnings/exceptions (last {}):\n", entries.len(), tabgate_supervisor::CONSOLE_RING);
+        let mut text = format!(
+            "{} console errors/warnings/exceptions (last {}):\n",
+            entries.len(),
+            tabgate_supervisor::CONSOLE_RING
+        );
         for e in &entries {
-            text.push_str(&format!("[{}] {} {}\n", e["level"].as_str().unwrap_or(""), e["text"].as_str().unwrap_or(""), e["url"].as_str().unwrap_or("")));
+            text.push_str(&format!(
+                "[{}] {} {}\n",
+                e["level"].as_str().unwrap_or(""),
+                e["text"].as_str().unwrap_or(""),
+                e["url"].as_str().unwrap_or("")
+            ));
         }
         Ok((text, json!({"messages": entries})))
     }

@@ -23,7 +23,14 @@ enum Wait {
 impl Session {
     /// Waits for the top frame's document `loader` to load, raced with dialogs.
     /// Returns the lifecycle events seen and how the wait ended.
-    async fn wait_loaded(&self, tab: &str, loader: Option<&str>, before: &str, deadline: Instant, explicit: bool) -> Result<(Wait, Vec<String>), Value> {
+    async fn wait_loaded(
+        &self,
+        tab: &str,
+        loader: Option<&str>,
+        before: &str,
+        deadline: Instant,
+        explicit: bool,
+    ) -> Result<(Wait, Vec<String>), Value> {
         let fire = |st: &tabgate_supervisor::State, ev: &str| {
             st.frames.get(tab).is_some_and(|f| {
                 let new_doc = match loader {
@@ -33,16 +40,27 @@ impl Session {
                 new_doc && f.lifecycle.iter().any(|x| x == ev)
             })
         };
-        let lifecycle = |st: &tabgate_supervisor::State| st.frames.get(tab).map(|f| f.lifecycle.clone()).unwrap_or_default();
+        let lifecycle =
+            |st: &tabgate_supervisor::State| st.frames.get(tab).map(|f| f.lifecycle.clone()).unwrap_or_default();
         let sup = &self.sup;
         let waited = race_dialog(sup, tab, async {
-            if sup.wait_for(deadline, |st| fire(st, "DOMContentLoaded").then_some(())).await.is_none() {
+            if sup
+                .wait_for(deadline, |st| fire(st, "DOMContentLoaded").then_some(()))
+                .await
+                .is_none()
+            {
                 return Wait::Partial("DOMContentLoaded did not fire before the deadline");
             }
-            let cap = if explicit { deadline } else { deadline.min(Instant::now() + Duration::from_millis(LOAD_CAP_MS)) };
+            let cap = if explicit {
+                deadline
+            } else {
+                deadline.min(Instant::now() + Duration::from_millis(LOAD_CAP_MS))
+            };
             match sup.wait_for(cap, |st| fire(st, "load").then_some(())).await {
                 Some(()) => Wait::Complete,
-                None => Wait::Partial("the load event did not fire in time (a resource is still loading); the document is usable"),
+                None => Wait::Partial(
+                    "the load event did not fire in time (a resource is still loading); the document is usable",
+                ),
             }
         })
         .await;
@@ -64,7 +82,10 @@ impl Session {
             Err(e) if e.code == "tab_crashed" || e.code == "tab_closed" => {
                 let old = self.sup.state().current.clone().unwrap_or_default();
                 let new = self.sup.replace_tab(&old).await?;
-                recovered = Some(format!("tab {old} was {}; opened tab {new} in its place", if e.code == "tab_crashed" { "crashed" } else { "closed" }));
+                recovered = Some(format!(
+                    "tab {old} was {}; opened tab {new} in its place",
+                    if e.code == "tab_crashed" { "crashed" } else { "closed" }
+                ));
                 self.current()?
             }
             Err(e) => return Err(e),
@@ -72,22 +93,40 @@ impl Session {
         if let Some(d) = self.sup.state().pending.iter().find(|d| d.tab_id == tab) {
             return Err(dialog_error(d));
         }
-        let before = self.sup.state().frames.get(&tab).map(|f| f.lifecycle_loader.clone()).unwrap_or_default();
-        let nav = self.sup.conn().call(Some(&sid), "Page.navigate", json!({"url": url}), timeout);
+        let before = self
+            .sup
+            .state()
+            .frames
+            .get(&tab)
+            .map(|f| f.lifecycle_loader.clone())
+            .unwrap_or_default();
+        let nav = self
+            .sup
+            .conn()
+            .call(Some(&sid), "Page.navigate", json!({"url": url}), timeout);
         let r = match race_dialog(&self.sup, &tab, nav).await {
             Raced::Dialog(d) => return Ok(blocked(&url, json!({"dialog": d, "lifecycle": []}))),
             Raced::Done(Err(tabgate_cdp::CdpError::Timeout { .. })) => {
-                return Err(ToolError::new("navigation_timeout", format!("no response for {url} within {timeout} ms; check the URL or raise timeout_ms")))
+                return Err(ToolError::new(
+                    "navigation_timeout",
+                    format!("no response for {url} within {timeout} ms; check the URL or raise timeout_ms"),
+                ))
             }
             Raced::Done(r) => r?,
         };
         if let Some(err) = r.get("errorText").and_then(Value::as_str).filter(|e| !e.is_empty()) {
-            return Err(ToolError::new("navigation_failed", format!("navigation to {url} failed: {err}")).with(json!({"url": url})));
+            return Err(
+                ToolError::new("navigation_failed", format!("navigation to {url} failed: {err}"))
+                    .with(json!({"url": url})),
+            );
         }
         let loader = r.get("loaderId").and_then(Value::as_str).map(str::to_string);
         let (wait, lifecycle) = match &loader {
             None => (Wait::Complete, vec![]), // same-document navigation (#hash, pushState)
-            Some(l) => match self.wait_loaded(&tab, Some(l), &before, deadline, explicit.is_some()).await {
+            Some(l) => match self
+                .wait_loaded(&tab, Some(l), &before, deadline, explicit.is_some())
+                .await
+            {
                 Ok(x) => x,
                 Err(b) => return Ok(blocked(&url, b)),
             },
@@ -103,17 +142,24 @@ impl Session {
     fn nav_result(&self, tab: &str, wait: Wait, lifecycle: Vec<String>) -> (String, Value) {
         let (url, title) = {
             let st = self.sup.state();
-            st.tab(tab).map(|t| (t.url.clone(), t.title.clone())).unwrap_or_default()
+            st.tab(tab)
+                .map(|t| (t.url.clone(), t.title.clone()))
+                .unwrap_or_default()
         };
         let (status, why) = match wait {
             Wait::Complete => ("complete", None),
             Wait::Partial(w) => ("partial", Some(w)),
         };
-        let mut text = format!("Navigated to {url} (status: {status}; title: {title:?}). Take a browser_snapshot to see the page.");
+        let mut text = format!(
+            "Navigated to {url} (status: {status}; title: {title:?}). Take a browser_snapshot to see the page."
+        );
         if let Some(w) = why {
             text.push_str(&format!("\nPartial: {w}. Lifecycle so far: {}.", lifecycle.join(", ")));
         }
-        (text, json!({"status": status, "url": url, "title": title, "tab_id": tab, "lifecycle": lifecycle, "reason": why}))
+        (
+            text,
+            json!({"status": status, "url": url, "title": title, "tab_id": tab, "lifecycle": lifecycle, "reason": why}),
+        )
     }
 
     pub(crate) async fn back(&self) -> Done {
@@ -121,15 +167,33 @@ impl Session {
         if let Some(d) = self.sup.state().pending.iter().find(|d| d.tab_id == tab) {
             return Err(dialog_error(d));
         }
-        let h = self.sup.conn().call(Some(&sid), "Page.getNavigationHistory", json!({}), 5_000).await?;
+        let h = self
+            .sup
+            .conn()
+            .call(Some(&sid), "Page.getNavigationHistory", json!({}), 5_000)
+            .await?;
         let i = h["currentIndex"].as_i64().unwrap_or(0);
         if i <= 0 {
-            return Err(ToolError::new("no_history", "there is no previous page in this tab's history"));
+            return Err(ToolError::new(
+                "no_history",
+                "there is no previous page in this tab's history",
+            ));
         }
         let entry = &h["entries"][(i - 1) as usize];
-        let before = self.sup.state().frames.get(&tab).map(|f| f.lifecycle_loader.clone()).unwrap_or_default();
+        let before = self
+            .sup
+            .state()
+            .frames
+            .get(&tab)
+            .map(|f| f.lifecycle_loader.clone())
+            .unwrap_or_default();
         let deadline = Instant::now() + Duration::from_millis(NAV_TIMEOUT_MS);
-        let go = self.sup.conn().call(Some(&sid), "Page.navigateToHistoryEntry", json!({"entryId": entry["id"]}), NAV_TIMEOUT_MS);
+        let go = self.sup.conn().call(
+            Some(&sid),
+            "Page.navigateToHistoryEntry",
+            json!({"entryId": entry["id"]}),
+            NAV_TIMEOUT_MS,
+        );
         let target = entry["url"].as_str().unwrap_or("").to_string();
         match race_dialog(&self.sup, &tab, go).await {
             Raced::Dialog(d) => return Ok(blocked(&target, json!({"dialog": d, "lifecycle": []}))),
@@ -141,7 +205,10 @@ impl Session {
         let bf = self
             .sup
             .wait_for(Instant::now() + Duration::from_millis(1_000), |st| {
-                st.frames.get(&tab).filter(|f| f.url == target && f.lifecycle_loader == before).map(|_| ())
+                st.frames
+                    .get(&tab)
+                    .filter(|f| f.url == target && f.lifecycle_loader == before)
+                    .map(|_| ())
             })
             .await;
         let (wait, lc) = if bf.is_some() {
@@ -172,7 +239,8 @@ impl Session {
                 let mut text = format!("Tab {tab} · {:?} · {}\n{}", s.title, s.url, s.text);
                 *self.last_snapshot.lock().unwrap_or_else(|p| p.into_inner()) = Some((tab.clone(), text.clone()));
                 text.push_str(&extra_text);
-                let mut v = json!({"tab_id": tab, "url": s.url, "title": s.title, "snapshot": s.text, "element_count": s.refs});
+                let mut v =
+                    json!({"tab_id": tab, "url": s.url, "title": s.title, "snapshot": s.text, "element_count": s.refs});
                 merge(&mut v, sup_json);
                 if !s.unreadable.is_empty() {
                     v["unreadable_frames"] = json!(s.unreadable);
@@ -180,7 +248,13 @@ impl Session {
                 Ok((text, v))
             }
             Err(d) => {
-                let last = self.last_snapshot.lock().unwrap_or_else(|p| p.into_inner()).clone().filter(|(t, _)| *t == tab).map(|(_, s)| s);
+                let last = self
+                    .last_snapshot
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone()
+                    .filter(|(t, _)| *t == tab)
+                    .map(|(_, s)| s);
                 let mut text = format!(
                     "The page is paused by a {} dialog ({:?}, id {}): nothing can be read from it until the dialog is answered with browser_dialog.",
                     d.kind, d.message, d.id
@@ -209,7 +283,10 @@ impl Session {
         if tree["children"].as_array().is_some_and(|c| !c.is_empty()) {
             text.push_str(&format!("\nframe_tree: {tree}"));
         }
-        (text, json!({"pending_dialogs": st.pending, "recent_dialogs": recent, "frame_tree": tree, "page_target_id": tab}))
+        (
+            text,
+            json!({"pending_dialogs": st.pending, "recent_dialogs": recent, "frame_tree": tree, "page_target_id": tab}),
+        )
     }
 }
 
@@ -227,6 +304,12 @@ fn blocked(url: &str, b: Value) -> (String, Value) {
     } else {
         format!("The page opened a {kind} dialog {:?} while loading; answer it with browser_dialog and the page goes on loading.", d["message"].as_str().unwrap_or(""))
     };
-    let text = format!("Navigation to {url}: blocked_by_dialog. {what}\nLifecycle so far: {}", b["lifecycle"]);
-    (text, json!({"status": "blocked_by_dialog", "url": url, "dialog": b["dialog"], "lifecycle": b["lifecycle"]}))
+    let text = format!(
+        "Navigation to {url}: blocked_by_dialog. {what}\nLifecycle so far: {}",
+        b["lifecycle"]
+    );
+    (
+        text,
+        json!({"status": "blocked_by_dialog", "url": url, "dialog": b["dialog"], "lifecycle": b["lifecycle"]}),
+    )
 }

@@ -12,7 +12,11 @@ pub struct ToolError {
 impl ToolError {
     /// A new error with no details.
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        ToolError { code: code.into(), message: message.into(), details: Value::Null }
+        ToolError {
+            code: code.into(),
+            message: message.into(),
+            details: Value::Null,
+        }
     }
     /// Adds `details` (an object of ids and context).
     pub fn with(mut self, details: Value) -> Self {
@@ -66,6 +70,11 @@ impl ToolOutput {
             text.push('\n');
             text.push_str(&e.details.to_string());
         }
-        ToolOutput { text, structured: Some(json!({"error": e.to_json()})), image_png: None, error: Some(e) }
+        ToolOutput {
+            text,
+            structured: Some(json!({"error": e.to_json()})),
+            image_png: None,
+            error: Some(e),
+        }
     }
 }

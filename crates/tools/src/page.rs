@@ -78,9 +78,8 @@ pub async fn world(sup: &CdpSupervisor, frame: &Frame) -> Result<i64, ToolError>
 pub async fn eval_world(sup: &CdpSupervisor, frame: &Frame, call: &str) -> Result<Value, ToolError> {
     for attempt in 0..2 {
         let ctx = world(sup, frame).await?;
-        let guarded = format!(
-            "(globalThis.__tabgate && globalThis.__tabgate.version) ? ({call}) : '__tabgate_missing__'"
-        );
+        let guarded =
+            format!("(globalThis.__tabgate && globalThis.__tabgate.version) ? ({call}) : '__tabgate_missing__'");
         let mut r = evaluate(sup, &frame.session_id, ctx, &guarded).await;
         if matches!(&r, Ok(Value::String(s)) if s == "__tabgate_missing__") {
             r = match evaluate(sup, &frame.session_id, ctx, SCRIPT).await {
@@ -90,12 +89,17 @@ pub async fn eval_world(sup: &CdpSupervisor, frame: &Frame, call: &str) -> Resul
         }
         match r {
             Err(e) if attempt == 0 && e.message.contains("Cannot find context") => {
-                sup.state().worlds.remove(&(frame.session_id.clone(), frame.frame_id.clone()));
+                sup.state()
+                    .worlds
+                    .remove(&(frame.session_id.clone(), frame.frame_id.clone()));
             }
             other => return other,
         }
     }
-    Err(ToolError::new("stale_ref", "the frame's document went away while reading it; take a new snapshot"))
+    Err(ToolError::new(
+        "stale_ref",
+        "the frame's document went away while reading it; take a new snapshot",
+    ))
 }
 
 async fn evaluate(sup: &CdpSupervisor, sid: &str, ctx: i64, expr: &str) -> Result<Value, ToolError> {
@@ -109,7 +113,10 @@ async fn evaluate(sup: &CdpSupervisor, sid: &str, ctx: i64, expr: &str) -> Resul
         )
         .await?;
     if let Some(ex) = r.get("exceptionDetails") {
-        let msg = ex["exception"]["description"].as_str().or(ex["text"].as_str()).unwrap_or("exception");
+        let msg = ex["exception"]["description"]
+            .as_str()
+            .or(ex["text"].as_str())
+            .unwrap_or("exception");
         return Err(ToolError::new("script_error", format!("in-page script failed: {msg}")));
     }
     Ok(r["result"]["value"].clone())

@@ -54,7 +54,9 @@ impl Refs {
 
     /// Cached owner element of `child` in the parent document with `parent_loader`.
     pub fn owner(&self, child: &str, parent_loader: &str) -> Option<u64> {
-        self.owners.get(&(child.to_string(), parent_loader.to_string())).copied()
+        self.owners
+            .get(&(child.to_string(), parent_loader.to_string()))
+            .copied()
     }
 
     /// Remembers an owner mapping.

@@ -40,7 +40,12 @@ impl Session {
     /// Opens a session: creates (or adopts) its page target and starts its supervisor.
     pub async fn open(browser: Arc<Browser>, cfg: SessionConfig) -> Result<Session, ToolError> {
         let sup = CdpSupervisor::start(browser, cfg.supervisor, cfg.adopt_target).await?;
-        Ok(Session { sup, refs: Mutex::new(Refs::default()), last_snapshot: Mutex::new(None), lock: tokio::sync::Mutex::new(()) })
+        Ok(Session {
+            sup,
+            refs: Mutex::new(Refs::default()),
+            last_snapshot: Mutex::new(None),
+            lock: tokio::sync::Mutex::new(()),
+        })
     }
 
     /// The session's supervisor.
@@ -59,12 +64,19 @@ impl Session {
     pub async fn call(&self, name: &str, args: Value) -> ToolOutput {
         let Some(spec) = catalogue::find(name) else {
             let known: Vec<&str> = catalogue::catalogue().iter().map(|t| t.name).collect();
-            return ToolOutput::failure(ToolError::new("unknown_tool", format!("no tool named {name:?}; known tools: {}", known.join(", "))));
+            return ToolOutput::failure(ToolError::new(
+                "unknown_tool",
+                format!("no tool named {name:?}; known tools: {}", known.join(", ")),
+            ));
         };
         if let Err(e) = args::validate(&spec, &args) {
             return ToolOutput::failure(e);
         }
-        let _guard = if name == "browser_dialog" { None } else { Some(self.lock.lock().await) };
+        let _guard = if name == "browser_dialog" {
+            None
+        } else {
+            Some(self.lock.lock().await)
+        };
         let started = tabgate_supervisor::now_epoch();
         let res = self.dispatch(name, &args).await;
         let (auto, pending) = {
@@ -78,7 +90,12 @@ impl Session {
             (auto, st.pending.clone())
         };
         let mut out = match res {
-            Ok((text, structured)) => ToolOutput { text, structured: Some(structured), image_png: None, error: None },
+            Ok((text, structured)) => ToolOutput {
+                text,
+                structured: Some(structured),
+                image_png: None,
+                error: None,
+            },
             Err(e) => ToolOutput::failure(e),
         };
         if let Some(Value::Object(o)) = out.structured.as_mut() {
@@ -91,7 +108,11 @@ impl Session {
                         "\nNote: {} dialog {:?} was {} automatically by the dialog policy.",
                         r["type"].as_str().unwrap_or("?"),
                         r["message"].as_str().unwrap_or(""),
-                        if r["action"] == "accept" { "accepted" } else { "dismissed" }
+                        if r["action"] == "accept" {
+                            "accepted"
+                        } else {
+                            "dismissed"
+                        }
                     ));
                 }
                 o.insert("auto_handled_dialogs".into(), Value::Array(auto));
@@ -131,11 +152,21 @@ impl Session {
         if !st.active {
             return Err(ToolError::new(
                 "session_stopped",
-                format!("{}; restart tabgate or open a new session", st.stopped_reason.clone().unwrap_or_else(|| "the session is stopped".into())),
+                format!(
+                    "{}; restart tabgate or open a new session",
+                    st.stopped_reason
+                        .clone()
+                        .unwrap_or_else(|| "the session is stopped".into())
+                ),
             ));
         }
-        let tab_id = st.current.clone().ok_or_else(|| ToolError::new("no_tab", "the session has no tab; call browser_navigate"))?;
-        let tab = st.tab(&tab_id).ok_or_else(|| ToolError::new("no_tab", "the session has no tab; call browser_navigate"))?;
+        let tab_id = st
+            .current
+            .clone()
+            .ok_or_else(|| ToolError::new("no_tab", "the session has no tab; call browser_navigate"))?;
+        let tab = st
+            .tab(&tab_id)
+            .ok_or_else(|| ToolError::new("no_tab", "the session has no tab; call browser_navigate"))?;
         match tab.state.as_str() {
             "crashed" => Err(ToolError::new(
                 "tab_crashed",

@@ -24,17 +24,26 @@ pub fn resolve(sup: &CdpSupervisor, refs: &std::sync::Mutex<Refs>, tab: &str, r:
         .get(r)
         .cloned()
         .ok_or_else(|| {
-            ToolError::new("unknown_ref", format!("ref {r:?} is not from this session; take a browser_snapshot and use its refs"))
+            ToolError::new(
+                "unknown_ref",
+                format!("ref {r:?} is not from this session; take a browser_snapshot and use its refs"),
+            )
         })?;
     if entry.tab != tab {
         return Err(ToolError::new(
             "stale_ref",
-            format!("ref {r} belongs to tab {}, not the current tab {tab}; browser_tab_activate it or take a new snapshot", entry.tab),
+            format!(
+                "ref {r} belongs to tab {}, not the current tab {tab}; browser_tab_activate it or take a new snapshot",
+                entry.tab
+            ),
         ));
     }
     let st = sup.state();
     let frame = st.frames.get(&entry.frame_id).cloned().ok_or_else(|| {
-        ToolError::new("stale_ref", format!("stale_ref: the frame of ref {r} is gone (detached) — take a new snapshot"))
+        ToolError::new(
+            "stale_ref",
+            format!("stale_ref: the frame of ref {r} is gone (detached) — take a new snapshot"),
+        )
     })?;
     if frame.loader_id != entry.loader_id {
         return Err(ToolError::new(
@@ -61,9 +70,18 @@ pub async fn call(sup: &CdpSupervisor, t: &Target, method: &str, args: &[Value])
     if let Some(e) = v.get("error").and_then(Value::as_str) {
         let what = format!("{} {:?}", t.entry.role, t.entry.name);
         return Err(match e {
-            "stale_doc" => ToolError::new("stale_ref", format!("stale_ref: the document of {what} was replaced — take a new snapshot")),
-            "gone" | "detached" => ToolError::new("stale_ref", format!("stale_ref: {what} is no longer in the document — take a new snapshot")),
-            "not_visible" => ToolError::new("not_visible", format!("{what} has no visible box (hidden or zero-size); take a new snapshot or scroll")),
+            "stale_doc" => ToolError::new(
+                "stale_ref",
+                format!("stale_ref: the document of {what} was replaced — take a new snapshot"),
+            ),
+            "gone" | "detached" => ToolError::new(
+                "stale_ref",
+                format!("stale_ref: {what} is no longer in the document — take a new snapshot"),
+            ),
+            "not_visible" => ToolError::new(
+                "not_visible",
+                format!("{what} has no visible box (hidden or zero-size); take a new snapshot or scroll"),
+            ),
             other => ToolError::new(other.to_string(), format!("{what}: {other}")).with(v.clone()),
         });
     }
@@ -72,8 +90,18 @@ pub async fn call(sup: &CdpSupervisor, t: &Target, method: &str, args: &[Value])
 
 /// Offset of a frame's viewport in the tab's top viewport (CSS px): the sum of each owner
 /// `<iframe>`'s content-box origin up the frame chain (OOPIFs included).
-pub async fn frame_offset(sup: &CdpSupervisor, refs: &std::sync::Mutex<Refs>, frame: &Frame) -> Result<(f64, f64), ToolError> {
-    let frames: Vec<Frame> = sup.state().frames.values().filter(|f| f.tab_id == frame.tab_id).cloned().collect();
+pub async fn frame_offset(
+    sup: &CdpSupervisor,
+    refs: &std::sync::Mutex<Refs>,
+    frame: &Frame,
+) -> Result<(f64, f64), ToolError> {
+    let frames: Vec<Frame> = sup
+        .state()
+        .frames
+        .values()
+        .filter(|f| f.tab_id == frame.tab_id)
+        .cloned()
+        .collect();
     let (mut x, mut y) = (0.0, 0.0);
     let mut cur = frame.clone();
     while let Some(pid) = cur.parent_frame_id.clone() {
@@ -82,9 +110,12 @@ pub async fn frame_offset(sup: &CdpSupervisor, refs: &std::sync::Mutex<Refs>, fr
             .find(|f| f.frame_id == pid)
             .cloned()
             .ok_or_else(|| ToolError::new("stale_ref", "a parent frame is gone; take a new snapshot"))?;
-        let owner = owner_of(sup, refs, &frames, &cur)
-            .await
-            .ok_or_else(|| ToolError::new("frame_owner_unknown", "cannot find the <iframe> element of a frame; take a new snapshot"))?;
+        let owner = owner_of(sup, refs, &frames, &cur).await.ok_or_else(|| {
+            ToolError::new(
+                "frame_owner_unknown",
+                "cannot find the <iframe> element of a frame; take a new snapshot",
+            )
+        })?;
         let o = eval_world(sup, &parent, &format!("globalThis.__tabgate.contentOrigin({owner})")).await?;
         x += o["x"].as_f64().unwrap_or(0.0);
         y += o["y"].as_f64().unwrap_or(0.0);
@@ -95,7 +126,11 @@ pub async fn frame_offset(sup: &CdpSupervisor, refs: &std::sync::Mutex<Refs>, fr
 
 /// The element's centre in the top viewport after scrolling it into view, and whether it
 /// is the topmost element there (`hit`).
-pub async fn point(sup: &CdpSupervisor, refs: &std::sync::Mutex<Refs>, t: &Target) -> Result<(f64, f64, Value), ToolError> {
+pub async fn point(
+    sup: &CdpSupervisor,
+    refs: &std::sync::Mutex<Refs>,
+    t: &Target,
+) -> Result<(f64, f64, Value), ToolError> {
     let p = call(sup, t, "point", &[]).await?;
     let (ox, oy) = frame_offset(sup, refs, &t.frame).await?;
     let x = p["x"].as_f64().unwrap_or(0.0) + ox;

@@ -16,7 +16,11 @@ fn case1_click_opening_confirm_returns_with_marker_and_dismiss_reaches_page() {
         let r = t.find("button", "Show confirm").await;
         let start = Instant::now();
         let c = t.json("browser_click", json!({"ref": r})).await;
-        assert!(start.elapsed() < Duration::from_secs(3), "click waited {:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "click waited {:?}",
+            start.elapsed()
+        );
         assert_eq!(c["dialog"]["type"], "confirm");
         assert_eq!(c["dialog"]["message"], "Delete item 7?");
         assert!(c["dialog"]["tab_id"].is_string() && c["dialog"]["frame_id"].is_string());
@@ -46,7 +50,11 @@ fn alert_confirm_prompt_values_reach_the_page() {
         assert!(t.log("confirm", "confirmed").await);
         let c = t.click("button", "Show prompt").await;
         assert_eq!(c["dialog"]["default_prompt"], "default-name");
-        t.ok("browser_dialog", json!({"action": "accept", "prompt_text": "Ada from MCP"})).await;
+        t.ok(
+            "browser_dialog",
+            json!({"action": "accept", "prompt_text": "Ada from MCP"}),
+        )
+        .await;
         assert!(t.log("prompt", "Ada from MCP").await);
         t.click("button", "Show prompt").await;
         t.ok("browser_dialog", json!({"action": "dismiss"})).await;
@@ -66,7 +74,11 @@ fn case2_alert_during_load_returns_blocked_by_dialog_then_loads() {
         let t = T::new().await;
         let start = Instant::now();
         let n = t.goto(&t.site.a("alert-on-load.html")).await;
-        assert!(start.elapsed() < Duration::from_secs(5), "navigate waited {:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "navigate waited {:?}",
+            start.elapsed()
+        );
         assert_eq!(n["status"], "blocked_by_dialog", "{n}");
         assert_eq!(n["dialog"]["type"], "alert");
         assert_eq!(n["dialog"]["message"], "stored message 42");
@@ -95,11 +107,19 @@ fn case5_beforeunload_is_reported_and_answerable_on_navigate_back_and_close() {
         assert_eq!(n["status"], "blocked_by_dialog", "{n}");
         assert_eq!(n["dialog"]["type"], "beforeunload");
         t.ok("browser_dialog", json!({"action": "dismiss"})).await;
-        assert!(t.eval("location.pathname").await.as_str().unwrap().ends_with("dirty-form.html"));
+        assert!(t
+            .eval("location.pathname")
+            .await
+            .as_str()
+            .unwrap()
+            .ends_with("dirty-form.html"));
         let n = t.goto(&t.site.a("other.html")).await;
         assert_eq!(n["status"], "blocked_by_dialog");
         t.ok("browser_dialog", json!({"action": "accept"})).await;
-        assert!(t.log("other", "loaded").await, "accepting beforeunload did not navigate");
+        assert!(
+            t.log("other", "loaded").await,
+            "accepting beforeunload did not navigate"
+        );
 
         // back() to the dirty page and away again through history
         t.goto(&t.site.a("dirty-form.html")).await;
@@ -111,16 +131,24 @@ fn case5_beforeunload_is_reported_and_answerable_on_navigate_back_and_close() {
         assert!(t.site.wait_log("other", "loaded", 5_000).await);
 
         // closing a tab with a dirty page runs beforeunload too
-        let tabs = t.json("browser_tabs", json!({"action": "new", "url": t.site.a("dirty-form.html")})).await;
+        let tabs = t
+            .json(
+                "browser_tabs",
+                json!({"action": "new", "url": t.site.a("dirty-form.html")}),
+            )
+            .await;
         let new = tabs["opened"].as_str().unwrap().to_string();
         let r = t.find("textbox", "Draft").await;
         t.ok("browser_type", json!({"ref": r, "text": "x"})).await;
         let c = t.json("browser_tabs", json!({"action": "close", "tab_id": new})).await;
         assert_eq!(c["status"], "blocked_by_dialog", "{c}");
         t.ok("browser_dialog", json!({"action": "accept"})).await;
-        let closed = t.s.supervisor().wait_for(tokio::time::Instant::now() + Duration::from_secs(5), |st| {
-            st.tab(&new).filter(|x| x.state == "closed").map(|_| ())
-        }).await;
+        let closed =
+            t.s.supervisor()
+                .wait_for(tokio::time::Instant::now() + Duration::from_secs(5), |st| {
+                    st.tab(&new).filter(|x| x.state == "closed").map(|_| ())
+                })
+                .await;
         assert!(closed.is_some(), "tab was not closed after accepting beforeunload");
     })
 }
@@ -147,7 +175,11 @@ fn dialogs_from_same_origin_and_cross_site_frames() {
 
         let c = t.json("browser_click", json!({"ref": xprompt})).await;
         assert_eq!(c["dialog"]["type"], "prompt");
-        t.ok("browser_dialog", json!({"action": "accept", "prompt_text": "from the agent"})).await;
+        t.ok(
+            "browser_dialog",
+            json!({"action": "accept", "prompt_text": "from the agent"}),
+        )
+        .await;
         assert!(t.log("xsite-prompt", "from the agent").await);
     })
 }

@@ -14,9 +14,18 @@ fn case7_same_origin_iframe_content_is_in_the_snapshot_and_actionable() {
         let t = T::new().await;
         t.goto(&t.site.a("iframe-same.html")).await;
         let snap = t.snapshot().await;
-        let frame_line = snap.lines().position(|l| l.contains("iframe \"Payment\"")).expect("iframe node");
-        let card_line = snap.lines().position(|l| l.contains("textbox \"Card number\"")).expect("card input");
-        assert!(card_line > frame_line, "frame content must be nested under the iframe:\n{snap}");
+        let frame_line = snap
+            .lines()
+            .position(|l| l.contains("iframe \"Payment\""))
+            .expect("iframe node");
+        let card_line = snap
+            .lines()
+            .position(|l| l.contains("textbox \"Card number\""))
+            .expect("card input");
+        assert!(
+            card_line > frame_line,
+            "frame content must be nested under the iframe:\n{snap}"
+        );
         let card = find_ref(&snap, "textbox", "Card number").unwrap();
         let pay = find_ref(&snap, "button", "Pay").unwrap();
         t.ok("browser_type", json!({"ref": card, "text": "4242"})).await;
@@ -39,7 +48,15 @@ fn case8_cross_site_frames_two_hops_click_and_type() {
         let inner = find_ref(&snap, "button", "Inner OK").expect(&snap);
         // both hops are OOPIFs with their own sessions in frame_tree
         let children = s["frame_tree"]["children"].as_array().unwrap();
-        assert_eq!(children.iter().filter(|c| c["is_oopif"] == true && c["session_id"].is_string()).count(), 2, "{}", s["frame_tree"]);
+        assert_eq!(
+            children
+                .iter()
+                .filter(|c| c["is_oopif"] == true && c["session_id"].is_string())
+                .count(),
+            2,
+            "{}",
+            s["frame_tree"]
+        );
         t.ok("browser_click", json!({"ref": agree})).await;
         assert!(t.log("agree", "true").await, "checkbox click in the OOPIF did not land");
         t.ok("browser_click", json!({"ref": cont})).await;
@@ -49,7 +66,10 @@ fn case8_cross_site_frames_two_hops_click_and_type() {
         let note = find_ref(&snap, "textbox", "Inner note").expect(&snap);
         let typed = t.json("browser_type", json!({"ref": note, "text": "two hops"})).await;
         assert_eq!(typed["value"], "two hops");
-        assert!(t.log("inner-note", "two hops").await, "typing two OOPIF hops down did not land");
+        assert!(
+            t.log("inner-note", "two hops").await,
+            "typing two OOPIF hops down did not land"
+        );
     })
 }
 
@@ -85,7 +105,10 @@ fn case13_open_and_closed_shadow_roots_top_and_in_frame() {
         t.ok("browser_click", json!({"ref": signin})).await;
         assert!(t.log("top-signin", "ada").await);
         t.ok("browser_click", json!({"ref": pay})).await;
-        assert!(t.log("top-pay", "paid").await, "click in a closed shadow root did not land");
+        assert!(
+            t.log("top-pay", "paid").await,
+            "click in a closed shadow root did not land"
+        );
         t.ok("browser_type", json!({"ref": fuser, "text": "bob"})).await;
         t.ok("browser_click", json!({"ref": fsignin})).await;
         assert!(t.log("frame-signin", "bob").await);
@@ -102,13 +125,27 @@ fn browser_cdp_runs_on_an_oopif_session_and_refuses_same_origin_frames() {
         let s = t.json("browser_snapshot", json!({})).await;
         let children = s["frame_tree"]["children"].as_array().unwrap().clone();
         let oopif = children.iter().find(|c| c["is_oopif"] == true).expect("an oopif");
-        let same = children.iter().find(|c| c["is_oopif"] == false).expect("a same-origin frame");
+        let same = children
+            .iter()
+            .find(|c| c["is_oopif"] == false)
+            .expect("a same-origin frame");
         let r = t
             .json("browser_cdp", json!({"method": "Runtime.evaluate", "params": {"expression": "location.origin", "returnByValue": true}, "frame_id": oopif["frame_id"]}))
             .await;
         assert_eq!(r["result"]["result"]["value"], t.site.origin_b());
-        let m = t.err("browser_cdp", json!({"method": "Runtime.evaluate", "frame_id": same["frame_id"]}), "not_oopif").await;
+        let m = t
+            .err(
+                "browser_cdp",
+                json!({"method": "Runtime.evaluate", "frame_id": same["frame_id"]}),
+                "not_oopif",
+            )
+            .await;
         assert!(m.contains("contentWindow"), "{m}");
-        t.err("browser_cdp", json!({"method": "Runtime.evaluate", "frame_id": "nope"}), "frame_not_found").await;
+        t.err(
+            "browser_cdp",
+            json!({"method": "Runtime.evaluate", "frame_id": "nope"}),
+            "frame_not_found",
+        )
+        .await;
     })
 }

@@ -16,7 +16,9 @@ fn case20_unicode_and_newlines_are_typed_exactly() {
         let text = "Zoë — 東京 👩‍💻 ok";
         let r = t.json("browser_type", json!({"ref": name, "text": text})).await;
         assert_eq!(r["value"], text, "read-back echoed in the result");
-        let r = t.json("browser_type", json!({"ref": notes, "text": "line1\nline2"})).await;
+        let r = t
+            .json("browser_type", json!({"ref": notes, "text": "line1\nline2"}))
+            .await;
         assert_eq!(r["value"], "line1\nline2");
         let rep = t.find("button", "Report").await;
         t.ok("browser_click", json!({"ref": rep})).await;
@@ -24,8 +26,14 @@ fn case20_unicode_and_newlines_are_typed_exactly() {
         let v: Value = serde_json::from_str(&t.site.last("unicode").unwrap()).unwrap();
         assert_eq!(v["name"]["value"], text);
         assert_eq!(v["notes"]["value"], "line1\nline2");
-        assert!(v["name"]["keydown"].as_u64().unwrap() >= 4, "ASCII typed with key events: {v}");
-        assert!(v["notes"]["keydown"].as_u64().unwrap() >= 11, "Enter and letters are key events: {v}");
+        assert!(
+            v["name"]["keydown"].as_u64().unwrap() >= 4,
+            "ASCII typed with key events: {v}"
+        );
+        assert!(
+            v["notes"]["keydown"].as_u64().unwrap() >= 11,
+            "Enter and letters are key events: {v}"
+        );
         // typing again replaces, not appends
         let r = t.json("browser_type", json!({"ref": name, "text": "short"})).await;
         assert_eq!(r["value"], "short");
@@ -56,15 +64,40 @@ fn form_controls_each_with_one_call() {
         let t = T::new().await;
         t.goto(&t.site.a("form.html")).await;
         let snap = t.snapshot().await;
-        let r = |role: &str, name: &str| find_ref(&snap, role, name).unwrap_or_else(|| panic!("{role} {name}:\n{snap}"));
-        t.ok("browser_type", json!({"ref": r("textbox", "Full name"), "text": "Ada Lovelace"})).await;
-        t.ok("browser_type", json!({"ref": r("textbox", "Biography"), "text": "Wrote the first program."})).await;
-        let sel = t.json("browser_select_option", json!({"ref": r("combobox", "Favorite color"), "values": ["Green"]})).await;
+        let r =
+            |role: &str, name: &str| find_ref(&snap, role, name).unwrap_or_else(|| panic!("{role} {name}:\n{snap}"));
+        t.ok(
+            "browser_type",
+            json!({"ref": r("textbox", "Full name"), "text": "Ada Lovelace"}),
+        )
+        .await;
+        t.ok(
+            "browser_type",
+            json!({"ref": r("textbox", "Biography"), "text": "Wrote the first program."}),
+        )
+        .await;
+        let sel = t
+            .json(
+                "browser_select_option",
+                json!({"ref": r("combobox", "Favorite color"), "values": ["Green"]}),
+            )
+            .await;
         assert_eq!(sel["selected"], json!(["Green"]), "{sel}");
-        t.ok("browser_click", json!({"ref": r("checkbox", "I agree to the terms")})).await;
+        t.ok("browser_click", json!({"ref": r("checkbox", "I agree to the terms")}))
+            .await;
         t.ok("browser_click", json!({"ref": r("radio", "Pro plan")})).await;
-        t.ok("browser_type", json!({"ref": r("textbox", "Notes"), "text": "Notes typed via MCP"})).await;
-        let m = t.err("browser_select_option", json!({"ref": r("combobox", "Favorite color"), "values": ["Purple"]}), "missing_option").await;
+        t.ok(
+            "browser_type",
+            json!({"ref": r("textbox", "Notes"), "text": "Notes typed via MCP"}),
+        )
+        .await;
+        let m = t
+            .err(
+                "browser_select_option",
+                json!({"ref": r("combobox", "Favorite color"), "values": ["Purple"]}),
+                "missing_option",
+            )
+            .await;
         assert!(m.contains("Purple") || m.contains("missing"), "{m}");
         t.ok("browser_click", json!({"ref": r("button", "Echo values")})).await;
         assert!(t.site.wait_key("form", 5_000).await.is_some());
@@ -84,11 +117,17 @@ fn scroll_moves_the_page_and_screenshot_is_png() {
         let t = T::new().await;
         t.goto(&t.site.a("scroll.html")).await;
         let s = t.json("browser_scroll", json!({"direction": "down"})).await;
-        assert!(s["scroll_y_after"].as_f64().unwrap() > s["scroll_y_before"].as_f64().unwrap(), "{s}");
+        assert!(
+            s["scroll_y_after"].as_f64().unwrap() > s["scroll_y_before"].as_f64().unwrap(),
+            "{s}"
+        );
         let y: f64 = t.eval("window.scrollY").await.as_f64().unwrap();
         assert!(y > 100.0, "page reports scrollY {y}");
         let s = t.json("browser_scroll", json!({"direction": "up"})).await;
-        assert!(s["scroll_y_after"].as_f64().unwrap() < s["scroll_y_before"].as_f64().unwrap(), "{s}");
+        assert!(
+            s["scroll_y_after"].as_f64().unwrap() < s["scroll_y_before"].as_f64().unwrap(),
+            "{s}"
+        );
         let shot = t.raw("browser_screenshot", json!({})).await;
         let png = shot.image_png.expect("image");
         use base64::Engine;
@@ -98,6 +137,9 @@ fn scroll_moves_the_page_and_screenshot_is_png() {
         let el = t.raw("browser_screenshot", json!({"ref": bottom})).await;
         assert!(el.error.is_none() && el.image_png.is_some(), "{}", el.text);
         t.ok("browser_click", json!({"ref": bottom})).await;
-        assert!(t.log("bottom", "clicked").await, "click scrolls the element into view first");
+        assert!(
+            t.log("bottom", "clicked").await,
+            "click scrolls the element into view first"
+        );
     })
 }

@@ -39,13 +39,25 @@ pub struct Snapshot {
 
 /// Takes the snapshot of `tab`. Frames are read concurrently; a frame that fails (paused by
 /// a dialog, gone mid-read) is shown as a text line saying so rather than failing the whole.
-pub async fn take(sup: &CdpSupervisor, refs: &std::sync::Mutex<Refs>, tab: &str, full: bool) -> Result<Snapshot, ToolError> {
-    let frames: Vec<Frame> = sup.state().frames.values().filter(|f| f.tab_id == tab).cloned().collect();
-    let top = frames
-        .iter()
-        .find(|f| f.frame_id == tab)
+pub async fn take(
+    sup: &CdpSupervisor,
+    refs: &std::sync::Mutex<Refs>,
+    tab: &str,
+    full: bool,
+) -> Result<Snapshot, ToolError> {
+    let frames: Vec<Frame> = sup
+        .state()
+        .frames
+        .values()
+        .filter(|f| f.tab_id == tab)
         .cloned()
-        .ok_or_else(|| ToolError::new("tab_not_ready", "the tab has no document yet; call browser_navigate first"))?;
+        .collect();
+    let top = frames.iter().find(|f| f.frame_id == tab).cloned().ok_or_else(|| {
+        ToolError::new(
+            "tab_not_ready",
+            "the tab has no document yet; call browser_navigate first",
+        )
+    })?;
     let call = format!("globalThis.__tabgate.snapshot({})", js(json!({"full": full})));
     let results = join_all(frames.iter().map(|f| read_frame(sup, f, &call))).await;
     let mut snaps: HashMap<String, Result<FrameSnap, String>> = HashMap::new();
@@ -64,35 +76,153 @@ pub async fn take(sup: &CdpSupervisor, refs: &std::sync::Mutex<Refs>, tab: &str,
             by_owner.insert((p.clone(), o), c.frame_id.clone());
         }
     }
-    let mut r = Render { refs: &mut refs.lock().unwrap_or_else(|p| p.into_inner()), snaps: &snaps, frames: &frames, by_owner: &by_owner, tab, out: String::new(), count: 0, unreadable: vec![] };
+    let mut r = Render {
+        refs: &mut refs.lock().unwrap_or_else(|p| p.into_inner()),
+        snaps: &snaps,
+        frames: &frames,
+        by_owner: &by_owner,
+        tab,
+        out: String::new(),
+        count: 0,
+        unreadable: vec![],
+    };
     r.frame(&top.frame_id, 0);
     let (text, count, unreadable) = (r.out, r.count, r.unreadable);
     let (url, title) = match snaps.get(&top.frame_id) {
         Some(Ok(s)) => (s.url.clone(), s.title.clone()),
         _ => (top.url.clone(), String::new()),
     };
-    Ok(Snapshot { text, url, title, refs: count, unreadable })
+    Ok(Snapshot {
+        text,
+        url,
+        title,
+        refs: count,
+        unreadable,
+    })
 }
 
 async fn read_frame(sup: &CdpSupervisor, f: &Frame, call: &str) -> Result<FrameSnap, String> {
+    let n = eval_world(sup, f, "globalThis.__tabgate.closedHosts().length")
+        .await
+        .map_err(|e| e.message)?;
+    if n.as_u64().unwrap_or(0) > 0 {
+        if let Err(e) = adopt_closed_roots(sup, f).await {
+            tracing::debug!("closed shadow roots of frame {} not adopted: {}", f.frame_id, e.message);
+        }
+    }
     let v = eval_world(sup, f, call).await.map_err(|e| e.message)?;
     serde_json::from_value(v).map_err(|e| format!("bad snapshot data: {e}"))
+}
+
+/// Hands closed shadow roots to the in-page script: a page script cannot reach them, CDP
+/// can (`DOM.describeNode{pierce: true}` lists a host's `shadowRoots`, closed ones
+/// included), so each candidate host's closed root is resolved into the isolated world and
+/// passed to `__tabgate.adoptRoot(host, root)`. Hosts without one are marked as asked.
+async fn adopt_closed_roots(sup: &CdpSupervisor, f: &Frame) -> Result<(), ToolError> {
+    let conn = sup.conn();
+    let sid = Some(f.session_id.as_str());
+    let ctx = world(sup, f).await?;
+    let group = json!("tabgate-shadow");
+    let arr = conn
+        .call(
+            sid,
+            "Runtime.evaluate",
+            json!({"expression": "globalThis.__tabgate.closedHosts()", "contextId": ctx, "objectGroup": group}),
+            5_000,
+        )
+        .await?;
+    let Some(arr_id) = arr["result"]["objectId"].as_str() else {
+        return Ok(());
+    };
+    let props = conn
+        .call(
+            sid,
+            "Runtime.getProperties",
+            json!({"objectId": arr_id, "ownProperties": true}),
+            5_000,
+        )
+        .await?;
+    let hosts: Vec<String> = props["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["name"].as_str().is_some_and(|n| n.parse::<usize>().is_ok()))
+        .filter_map(|p| p["value"]["objectId"].as_str().map(str::to_string))
+        .collect();
+    let adopt = |host: String| async move {
+        let node = conn
+            .call(
+                sid,
+                "DOM.describeNode",
+                json!({"objectId": host, "depth": 0, "pierce": true}),
+                5_000,
+            )
+            .await?;
+        let closed = node["node"]["shadowRoots"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["shadowRootType"] == "closed")
+            .and_then(|r| r["backendNodeId"].as_i64());
+        let mut args = vec![json!({"value": null})];
+        if let Some(b) = closed {
+            let root = conn
+                .call(
+                    sid,
+                    "DOM.resolveNode",
+                    json!({"backendNodeId": b, "executionContextId": ctx, "objectGroup": "tabgate-shadow"}),
+                    5_000,
+                )
+                .await?;
+            args = vec![json!({"objectId": root["object"]["objectId"]})];
+        }
+        conn.call(
+            sid,
+            "Runtime.callFunctionOn",
+            json!({"objectId": host, "functionDeclaration": "function(r){return globalThis.__tabgate.adoptRoot(this, r)}", "arguments": args}),
+            5_000,
+        )
+        .await?;
+        Ok::<(), ToolError>(())
+    };
+    for r in join_all(hosts.into_iter().map(adopt)).await {
+        r?;
+    }
+    let _ = conn
+        .call(sid, "Runtime.releaseObjectGroup", json!({"objectGroup": group}), 5_000)
+        .await;
+    Ok(())
 }
 
 /// The owner element id (in the parent document) of child frame `c`, cached per parent
 /// document: `DOM.getFrameOwner` → `DOM.resolveNode` in the parent's isolated world →
 /// `__tabgate.idOf(this)`.
-pub(crate) async fn owner_of(sup: &CdpSupervisor, refs: &std::sync::Mutex<Refs>, frames: &[Frame], c: &Frame) -> Option<u64> {
-    let parent = frames.iter().find(|f| Some(&f.frame_id) == c.parent_frame_id.as_ref())?;
+pub(crate) async fn owner_of(
+    sup: &CdpSupervisor,
+    refs: &std::sync::Mutex<Refs>,
+    frames: &[Frame],
+    c: &Frame,
+) -> Option<u64> {
+    let parent = frames
+        .iter()
+        .find(|f| Some(&f.frame_id) == c.parent_frame_id.as_ref())?;
     if let Some(o) = refs.lock().ok()?.owner(&c.frame_id, &parent.loader_id) {
         return Some(o);
     }
     let conn = sup.conn();
     let sid = Some(parent.session_id.as_str());
-    let owner = conn.call(sid, "DOM.getFrameOwner", json!({"frameId": c.frame_id}), 5_000).await.ok()?;
+    let owner = conn
+        .call(sid, "DOM.getFrameOwner", json!({"frameId": c.frame_id}), 5_000)
+        .await
+        .ok()?;
     let ctx = world(sup, parent).await.ok()?;
     let obj = conn
-        .call(sid, "DOM.resolveNode", json!({"backendNodeId": owner["backendNodeId"], "executionContextId": ctx, "objectGroup": "tabgate"}), 5_000)
+        .call(
+            sid,
+            "DOM.resolveNode",
+            json!({"backendNodeId": owner["backendNodeId"], "executionContextId": ctx, "objectGroup": "tabgate"}),
+            5_000,
+        )
         .await
         .ok()?;
     let id = conn
@@ -106,7 +236,14 @@ pub(crate) async fn owner_of(sup: &CdpSupervisor, refs: &std::sync::Mutex<Refs>,
         .ok()?["result"]["value"]
         .as_u64()
         .filter(|&i| i > 0)?;
-    let _ = conn.call(sid, "Runtime.releaseObjectGroup", json!({"objectGroup": "tabgate"}), 5_000).await;
+    let _ = conn
+        .call(
+            sid,
+            "Runtime.releaseObjectGroup",
+            json!({"objectGroup": "tabgate"}),
+            5_000,
+        )
+        .await;
     refs.lock().ok()?.set_owner(&c.frame_id, &parent.loader_id, id);
     Some(id)
 }
@@ -133,7 +270,12 @@ impl Render<'_> {
             }
             None => return,
         };
-        let loader = self.frames.iter().find(|f| f.frame_id == frame_id).map(|f| f.loader_id.clone()).unwrap_or_default();
+        let loader = self
+            .frames
+            .iter()
+            .find(|f| f.frame_id == frame_id)
+            .map(|f| f.loader_id.clone())
+            .unwrap_or_default();
         for l in &snap.lines {
             let depth = l[0].as_u64().unwrap_or(0) as usize + base;
             let role = l[1].as_str().unwrap_or("generic");

@@ -16,6 +16,7 @@
   var nextId = 1;
   var adopted = new WeakMap(); // host -> closed ShadowRoot (from adoptRoot)
   var nAdopted = 0;
+  var checked = new WeakSet(); // hosts already asked about (closedHosts skips them)
 
   function token() {
     var a = new Uint8Array(8), s = '';
@@ -42,8 +43,12 @@
     if (!el) { refs.delete(+id); return null; }
     return el;
   }
+  var sweepAt = 4096;
   function sweep() {
+    // drop entries of collected elements once the map has grown
+    if (refs.size <= sweepAt) return;
     refs.forEach(function (r, id) { if (!r.deref()) refs.delete(id); });
+    sweepAt = Math.max(4096, refs.size * 2);
   }
 
   // ---------------------------------------------------------------- tables
@@ -250,8 +255,8 @@
     return 'generic';
   }
   var NATIVE_FOCUSABLE = set('a button input select textarea summary iframe');
-  function roleOf(el, tag) {
-    var r = el.getAttribute('role');
+  function roleOf(el, tag, hasAttrs) {
+    var r = hasAttrs === false ? null : el.getAttribute('role');
     if (r) {
       r = r.trim().toLowerCase().split(/\s+/)[0];
       if (r === 'presentation') r = 'none';
@@ -310,6 +315,8 @@
   // skip: element to leave out (the control a label names); hiddenToo: include hidden
   // content (aria-labelledby targets).
   function contentText(el, skip, hiddenToo) {
+    // fast path: only text children (most table cells, links, buttons)
+    if (!el.firstElementChild && el.localName !== 'slot' && !shadowOf(el)) return clean(el.textContent);
     var out = [];
     out.len = 0;
     gather(el, out, skip, !!hiddenToo, true);
@@ -508,7 +515,9 @@
   function walkEl(el, depth, mode, pcur) {
     var tag = el.localName;
     if (SKIP[tag]) return;
-    if (el.getAttribute('aria-hidden') === 'true') return;
+    // most elements carry no attribute at all: skip every attribute look-up for them
+    var A = el.hasAttributes();
+    if (A && el.getAttribute('aria-hidden') === 'true') return;
     if (curSkip.size && curSkip.has(el)) return;
     var vs = vis(el);
     if (vs === 0) return;
@@ -528,15 +537,15 @@
       S.nInter++;
       return;
     }
-    if (tag === 'svg' && !el.hasAttribute('tabindex') && !el.hasAttribute('role')) {
+    if (tag === 'svg' && !(A && (el.hasAttribute('tabindex') || el.hasAttribute('role')))) {
       // graphics: only a named svg says something
-      if (vs !== 1) return;
+      if (vs !== 1 || (mode & REFS)) return;
       var sn = nameOf(el, tag, 'img', false);
       if (sn || full) emit(depth, 'img', sn, '', full ? idOf(el) : 0);
       return;
     }
 
-    var role = roleOf(el, tag);
+    var role = roleOf(el, tag, A);
     if (!role) return; // input[type=hidden]
 
     if (tag === 'label' && !(mode & REFS)) {
@@ -562,9 +571,9 @@
 
     if (tag === 'select') { selectLines(el, depth, role, vs); return; }
 
-    var ce = editingHost(el);
+    var ce = A && editingHost(el);
     if (ce && !el.hasAttribute('role')) role = 'textbox';
-    var inter = !!(INTERACTIVE[role] || ce || tabbable(el));
+    var inter = !!(INTERACTIVE[role] || ce || (A && tabbable(el)));
     var pointer = false;
     if (!inter && !(mode & (INTER | REFS)) && vs === 1 && cur === 'pointer' && pcur !== 'pointer' &&
         tag !== 'label' && tag !== 'body' && tag !== 'html') {
@@ -572,17 +581,19 @@
       if (role === 'none') role = 'generic';
     }
     if (inter && vs === 1 && mayBeZero(el, tag) && zeroSize(el)) return;
-    if (tag === 'summary' && !el.hasAttribute('role') && !(el.parentElement && el.parentElement.localName === 'details')) role = 'generic';
+    if (tag === 'summary' && !(A && el.hasAttribute('role')) && !(el.parentElement && el.parentElement.localName === 'details')) role = 'generic';
 
     var keep, name = '', named = false;
     if (inter || full) keep = true;
     else if (role === 'generic' || role === 'none') {
-      if (role === 'generic') { name = ariaName(el); named = true; }
+      if (role === 'generic') { name = A ? ariaName(el) : ''; named = true; }
       keep = !!name;
     } else if (KEEP[role]) keep = true;
     else if (DROP[role]) keep = false;
     else { name = nameOf(el, tag, role, false); named = true; keep = !!name; }
     // a table cell holding a link/button: hoist the content, the cell line adds nothing
+    // inside a node named from its content only interactive descendants are listed
+    if (keep && !inter && (mode & REFS)) keep = false;
     if (keep && !full && (role === 'cell' || role === 'gridcell') && el.childElementCount && el.querySelector(Q_INTER)) keep = false;
 
     if (!keep) {
@@ -665,7 +676,7 @@
         var v = vis(c2);
         if (v === 0) continue;
         if (!(lastCursor && !pcur)) {
-          var t = (v === 2 || v === 4) ? '' : (ariaName(c2) || contentText(c2, null, false));
+          var t = (v === 2 || v === 4) ? '' : ((c2.hasAttributes() && ariaName(c2)) || contentText(c2, null, false));
           if (t) parts.push(t);
           continue;
         }
@@ -697,7 +708,7 @@
     visCache = new Map();
     curSkip = new Set();
     try {
-      if (refs.size > 4096 && refs.size > 2 * nextId / 3) sweep();
+      sweep();
       var html = document.documentElement;
       if (html && vis(html) !== 0) {
         var root = document.body || html, v = root === html ? 1 : vis(root);
@@ -797,7 +808,6 @@
   function findEditable(el) {
     if (editKind(el)) return el;
     if (el.localName === 'label' && editKind(el.control)) return el.control;
-    var lb = el.getAttribute('aria-labelledby');
     var stack = [el];
     while (stack.length) {
       var n = stack.pop();
@@ -812,7 +822,6 @@
       }
       if (stack.length > 50) break;
     }
-    void lb;
     return null;
   }
   function focusForTyping(id) {
@@ -920,12 +929,14 @@
         var e = all[i];
         var sr = shadowOf(e);
         if (sr) scan(sr);
-        else if (e.localName.indexOf('-') > 0) out.push(e);
+        else if (e.localName.indexOf('-') > 0 && !checked.has(e)) out.push(e);
       }
     })(document);
     return out;
   }
+  // adoptRoot(host, null) records that `host` has no closed root, so it is asked once only
   function adoptRoot(host, root) {
+    if (host) checked.add(host);
     if (!host || !root || host.shadowRoot) return false;
     if (!adopted.has(host)) nAdopted++;
     adopted.set(host, root);

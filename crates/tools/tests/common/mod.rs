@@ -14,7 +14,13 @@ use tokio::runtime::Runtime;
 
 pub fn rt() -> &'static Runtime {
     static RT: OnceLock<Runtime> = OnceLock::new();
-    RT.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime"))
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime")
+    })
 }
 
 /// Runs a test body on the shared runtime.
@@ -34,7 +40,9 @@ pub async fn browser() -> Arc<Browser> {
         };
         // launch from a runtime worker (it lives as long as the process), so the browser's
         // parent-death signal fires only when the test binary exits
-        tokio::spawn(async move { Browser::launch(&opts).await.expect("launch chromium") }).await.expect("launch task")
+        tokio::spawn(async move { Browser::launch(&opts).await.expect("launch chromium") })
+            .await
+            .expect("launch task")
     })
     .await
     .clone()
@@ -53,7 +61,15 @@ impl T {
 
     pub async fn with(cfg: SupervisorConfig) -> T {
         let site = Site::start().await;
-        let s = Session::open(browser().await, SessionConfig { supervisor: cfg, adopt_target: None }).await.expect("open session");
+        let s = Session::open(
+            browser().await,
+            SessionConfig {
+                supervisor: cfg,
+                adopt_target: None,
+            },
+        )
+        .await
+        .expect("open session");
         T { site, s }
     }
 
@@ -79,7 +95,9 @@ impl T {
     /// Calls a tool that must fail with `code`; returns the message.
     pub async fn err(&self, name: &str, args: Value, code: &str) -> String {
         let o = self.s.call(name, args.clone()).await;
-        let e = o.error.unwrap_or_else(|| panic!("{name} {args} should fail with {code}, got: {}", o.text));
+        let e = o
+            .error
+            .unwrap_or_else(|| panic!("{name} {args} should fail with {code}, got: {}", o.text));
         assert_eq!(e.code, code, "{name} {args}: {}", e.message);
         e.message
     }
