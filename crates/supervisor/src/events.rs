@@ -147,6 +147,24 @@ impl Inner {
                 f.tab_id = tab;
             }
             "Page.frameNavigated" => {
+                // a new document: the old one's child frames are gone (Chromium does not
+                // always send frameDetached for them); the new ones attach after this event
+                let fid = s(&p["frame"], "id");
+                if st
+                    .frames
+                    .get(fid)
+                    .is_some_and(|f| f.loader_id != s(&p["frame"], "loaderId"))
+                {
+                    let kids: Vec<String> = st
+                        .frames
+                        .values()
+                        .filter(|f| f.parent_frame_id.as_deref() == Some(fid))
+                        .map(|f| f.frame_id.clone())
+                        .collect();
+                    for k in kids {
+                        remove_frame_tree(&mut st, &k);
+                    }
+                }
                 let oopif_root = info.kind == SessionKind::Iframe && p["frame"]["id"] == info.target_id.as_str();
                 upsert_frame(&mut st, &p["frame"], sid, &tab, oopif_root);
             }

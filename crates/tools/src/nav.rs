@@ -131,7 +131,7 @@ impl Session {
                 Err(b) => return Ok(blocked(&url, b)),
             },
         };
-        let mut res = self.nav_result(&tab, wait, lifecycle);
+        let mut res = self.nav_result(&tab, wait, lifecycle).await;
         if let Some(r) = recovered {
             res.0 = format!("{r}.\n{}", res.0);
             res.1["recovered"] = json!(r);
@@ -139,12 +139,25 @@ impl Session {
         Ok(res)
     }
 
-    fn nav_result(&self, tab: &str, wait: Wait, lifecycle: Vec<String>) -> (String, Value) {
-        let (url, title) = {
-            let st = self.sup.state();
-            st.tab(tab)
-                .map(|t| (t.url.clone(), t.title.clone()))
-                .unwrap_or_default()
+    async fn nav_result(&self, tab: &str, wait: Wait, lifecycle: Vec<String>) -> (String, Value) {
+        // the browser's own view of the tab (`Target.targetInfoChanged` may still be in flight)
+        let info = self
+            .sup
+            .conn()
+            .call(None, "Target.getTargetInfo", json!({"targetId": tab}), 2_000)
+            .await
+            .unwrap_or_default();
+        let (url, title) = match info["targetInfo"]["url"].as_str() {
+            Some(u) => (
+                u.to_string(),
+                info["targetInfo"]["title"].as_str().unwrap_or("").to_string(),
+            ),
+            None => {
+                let st = self.sup.state();
+                st.tab(tab)
+                    .map(|t| (t.url.clone(), t.title.clone()))
+                    .unwrap_or_default()
+            }
         };
         let (status, why) = match wait {
             Wait::Complete => ("complete", None),
@@ -219,7 +232,7 @@ impl Session {
                 Err(b) => return Ok(blocked(&target, b)),
             }
         };
-        Ok(self.nav_result(&tab, wait, lc))
+        Ok(self.nav_result(&tab, wait, lc).await)
     }
 
     pub(crate) async fn snapshot(&self, a: &Value) -> Done {

@@ -122,7 +122,7 @@ async fn adopt_closed_roots(sup: &CdpSupervisor, f: &Frame) -> Result<(), ToolEr
     let conn = sup.conn();
     let sid = Some(f.session_id.as_str());
     let ctx = world(sup, f).await?;
-    let group = json!("tabgate-shadow");
+    let group = json!(object_group());
     let arr = conn
         .call(
             sid,
@@ -149,6 +149,7 @@ async fn adopt_closed_roots(sup: &CdpSupervisor, f: &Frame) -> Result<(), ToolEr
         .filter(|p| p["name"].as_str().is_some_and(|n| n.parse::<usize>().is_ok()))
         .filter_map(|p| p["value"]["objectId"].as_str().map(str::to_string))
         .collect();
+    let group = &group;
     let adopt = |host: String| async move {
         let node = conn
             .call(
@@ -170,7 +171,7 @@ async fn adopt_closed_roots(sup: &CdpSupervisor, f: &Frame) -> Result<(), ToolEr
                 .call(
                     sid,
                     "DOM.resolveNode",
-                    json!({"backendNodeId": b, "executionContextId": ctx, "objectGroup": "tabgate-shadow"}),
+                    json!({"backendNodeId": b, "executionContextId": ctx, "objectGroup": group}),
                     5_000,
                 )
                 .await?;
@@ -192,6 +193,13 @@ async fn adopt_closed_roots(sup: &CdpSupervisor, f: &Frame) -> Result<(), ToolEr
         .call(sid, "Runtime.releaseObjectGroup", json!({"objectGroup": group}), 5_000)
         .await;
     Ok(())
+}
+
+/// A fresh object group name: concurrent reads on one session must not release each
+/// other's remote objects.
+fn object_group() -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    format!("tabgate-{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
 /// The owner element id (in the parent document) of child frame `c`, cached per parent
@@ -216,11 +224,12 @@ pub(crate) async fn owner_of(
         .await
         .ok()?;
     let ctx = world(sup, parent).await.ok()?;
+    let group = object_group();
     let obj = conn
         .call(
             sid,
             "DOM.resolveNode",
-            json!({"backendNodeId": owner["backendNodeId"], "executionContextId": ctx, "objectGroup": "tabgate"}),
+            json!({"backendNodeId": owner["backendNodeId"], "executionContextId": ctx, "objectGroup": group}),
             5_000,
         )
         .await
@@ -237,12 +246,7 @@ pub(crate) async fn owner_of(
         .as_u64()
         .filter(|&i| i > 0)?;
     let _ = conn
-        .call(
-            sid,
-            "Runtime.releaseObjectGroup",
-            json!({"objectGroup": "tabgate"}),
-            5_000,
-        )
+        .call(sid, "Runtime.releaseObjectGroup", json!({"objectGroup": group}), 5_000)
         .await;
     refs.lock().ok()?.set_owner(&c.frame_id, &parent.loader_id, id);
     Some(id)
