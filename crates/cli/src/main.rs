@@ -32,6 +32,9 @@ enum Command {
 struct McpArgs {
     #[command(flatten)]
     browser: BrowserArgs,
+    /// config.yaml (default: <config dir>/tabgate/config.yaml when it exists).
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
 }
 
 /// How long session and browser shutdown may take before tabgate exits anyway
@@ -71,6 +74,13 @@ fn main() {
 }
 
 async fn run_mcp(a: McpArgs) -> i32 {
+    let config = match tabgate_config::Config::load(a.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("tabgate: bad configuration: {e}");
+            return 2;
+        }
+    };
     let browser = match a.browser.start().await {
         Ok(b) => b,
         Err(e) => {
@@ -82,7 +92,7 @@ async fn run_mcp(a: McpArgs) -> i32 {
         browser.clone(),
         SessionConfig {
             adopt_target: browser.initial_page().await,
-            ..SessionConfig::default()
+            supervisor: config.supervisor(),
         },
     )
     .await

@@ -69,6 +69,9 @@ pub struct SupervisorConfig {
     pub dialog_policy: DialogPolicy,
     /// `must_respond` watchdog, ms (config `browser.dialog_timeout_s`, default 300 s).
     pub dialog_timeout_ms: u64,
+    /// Answer alert/confirm/prompt through the XHR dialog bridge (config
+    /// `browser.dialog_bridge`), for backends that close native dialogs by themselves.
+    pub dialog_bridge: bool,
 }
 
 impl Default for SupervisorConfig {
@@ -76,6 +79,7 @@ impl Default for SupervisorConfig {
         SupervisorConfig {
             dialog_policy: DialogPolicy::default(),
             dialog_timeout_ms: 300_000,
+            dialog_bridge: false,
         }
     }
 }
