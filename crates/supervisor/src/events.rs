@@ -203,6 +203,33 @@ impl Inner {
                     }
                 }
             }
+            "Fetch.requestPaused" => {
+                let rid = s(&p, "requestId").to_string();
+                let Some((kind, message, default_prompt)) = crate::bridge::parse(s(&p["request"], "url")) else {
+                    drop(st);
+                    let conn = self.conn.clone();
+                    let sid = sid.to_string();
+                    tokio::spawn(async move {
+                        let _ = conn
+                            .call(Some(&sid), "Fetch.continueRequest", json!({"requestId": rid}), 3_000)
+                            .await;
+                    });
+                    return;
+                };
+                st.next_dialog += 1;
+                let d = PendingDialog {
+                    id: format!("d-{}", st.next_dialog),
+                    kind,
+                    message,
+                    default_prompt,
+                    opened_at: now_epoch(),
+                    frame_id: p.get("frameId").and_then(Value::as_str).map(str::to_string),
+                    tab_id: tab,
+                    session_id: sid.to_string(),
+                    bridge_request_id: Some(rid),
+                };
+                self.on_dialog(st, d);
+            }
             "Page.javascriptDialogOpening" => {
                 st.next_dialog += 1;
                 let d = PendingDialog {
@@ -216,24 +243,7 @@ impl Inner {
                     session_id: sid.to_string(),
                     bridge_request_id: None,
                 };
-                match self.cfg.dialog_policy.for_type(&d.kind) {
-                    DialogAction::MustRespond => {
-                        st.pending.push(d.clone());
-                        drop(st);
-                        self.arm_watchdog(d.id);
-                    }
-                    a => {
-                        let accept = a == DialogAction::AutoAccept;
-                        st.push_recent(record(
-                            &d,
-                            "auto_policy",
-                            Some(if accept { "accept" } else { "dismiss" }),
-                        ));
-                        drop(st);
-                        let me = self.clone();
-                        tokio::spawn(async move { me.answer(&d, accept, None).await });
-                    }
-                }
+                self.on_dialog(st, d);
             }
             "Page.javascriptDialogClosed" => {
                 // Cleared only by this event or our own answer (case 4), never by which tool ran.
@@ -316,6 +326,30 @@ impl Inner {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Applies the dialog policy to a dialog that just opened (natively or via the bridge):
+    /// `must_respond` keeps it pending and arms the watchdog; the automatic policies record
+    /// it first (`closed_by: auto_policy`) and then answer it.
+    fn on_dialog(self: &Arc<Self>, mut st: std::sync::MutexGuard<'_, State>, d: PendingDialog) {
+        match self.cfg.dialog_policy.for_type(&d.kind) {
+            DialogAction::MustRespond => {
+                st.pending.push(d.clone());
+                drop(st);
+                self.arm_watchdog(d.id);
+            }
+            a => {
+                let accept = a == DialogAction::AutoAccept;
+                st.push_recent(record(
+                    &d,
+                    "auto_policy",
+                    Some(if accept { "accept" } else { "dismiss" }),
+                ));
+                drop(st);
+                let me = self.clone();
+                tokio::spawn(async move { me.answer(&d, accept, None).await });
+            }
         }
     }
 

@@ -6,6 +6,7 @@
 //! tabs, frames (OOPIFs included), pending and recent dialogs, isolated worlds and the
 //! console ring in one [`State`]. Tools read that state without waiting on the page.
 
+pub mod bridge;
 mod browser;
 mod events;
 mod policy;

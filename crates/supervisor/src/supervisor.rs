@@ -101,11 +101,19 @@ impl CdpSupervisor {
         Ok(sup)
     }
 
+    /// Each tab gets its own window: it stays visible (it renders, so screenshots and
+    /// input work) and opening it never switches away from, and so never dismisses the
+    /// dialogs of, another session's tab.
     async fn create_target(&self, url: &str) -> Result<String, SupervisorError> {
         let r = self
             .inner
             .conn
-            .call(None, "Target.createTarget", json!({"url": url}), 10_000)
+            .call(
+                None,
+                "Target.createTarget",
+                json!({"url": url, "newWindow": true}),
+                10_000,
+            )
             .await?;
         r.get("targetId")
             .and_then(Value::as_str)
@@ -160,7 +168,7 @@ impl CdpSupervisor {
         self.new_tab("about:blank").await
     }
 
-    /// Makes `tab_id` the current tab (`Target.activateTarget`).
+    /// Makes `tab_id` the current tab of this session (the tab tools act on).
     pub async fn activate(&self, tab_id: &str) -> Result<(), SupervisorError> {
         {
             let st = self.inner.lock();
@@ -187,11 +195,9 @@ impl CdpSupervisor {
                 _ => {}
             }
         }
-        let _ = self
-            .inner
-            .conn
-            .call(None, "Target.activateTarget", json!({"targetId": tab_id}), 5_000)
-            .await;
+        // No Target.activateTarget: bringing a tab to the front dismisses JavaScript dialogs
+        // in the tab that loses it, which may belong to another session. Focus emulation
+        // (set on every tab) keeps input working without it.
         self.inner.lock().current = Some(tab_id.to_string());
         self.inner.changed.send_modify(|v| *v += 1);
         Ok(())
@@ -396,6 +402,9 @@ impl Inner {
                 seed_frames(&mut st, tree.get("frameTree"), sid, &tab, target_id, &kind);
             }
         }
+        if self.cfg.dialog_bridge {
+            crate::bridge::install(c, sid).await;
+        }
         let _ = c.call(s, "Runtime.runIfWaitingForDebugger", json!({}), t).await;
         self.changed.send_modify(|v| *v += 1);
     }
@@ -403,6 +412,19 @@ impl Inner {
     /// Sends the answer for a dialog on the session it fired on. Errors are ignored: the
     /// page must be unblocked whatever happens, and "no dialog is showing" means it closed.
     pub(crate) async fn answer(&self, d: &PendingDialog, accept: bool, prompt_text: Option<String>) {
+        if let Some(rid) = &d.bridge_request_id {
+            let text = if d.kind == "prompt" && accept {
+                prompt_text.unwrap_or_else(|| d.default_prompt.clone())
+            } else {
+                String::new()
+            };
+            let p = crate::bridge::fulfill(rid, accept, &text, &d.id);
+            let _ = self
+                .conn
+                .call(Some(&d.session_id), "Fetch.fulfillRequest", p, 5_000)
+                .await;
+            return;
+        }
         let mut p = json!({"accept": accept});
         if d.kind == "prompt" {
             p["promptText"] = json!(prompt_text.unwrap_or_else(|| if accept {
