@@ -151,6 +151,7 @@ impl Config {
             dialog_policy: self.dialog_policy,
             dialog_timeout_ms: (self.dialog_timeout_s * 1000.0).round() as u64,
             dialog_bridge: self.dialog_bridge,
+            ..SupervisorConfig::default()
         }
     }
 }

@@ -7,7 +7,10 @@ use serde_json::{json, Value};
 use tabgate_cdp::Event;
 
 use crate::policy::DialogAction;
-use crate::state::{now_epoch, ConsoleEntry, Frame, PendingDialog, SessionInfo, SessionKind, State, Tab};
+use crate::state::{
+    now_epoch, ConsoleEntry, Download, FileChooser, Frame, NetRequest, PendingDialog, SessionInfo, SessionKind, State,
+    Tab, DOWNLOADS_KEPT, REQUESTS_TRACKED,
+};
 use crate::supervisor::{record, CdpSupervisor, Inner, WORLD_NAME};
 
 fn s<'a>(v: &'a Value, k: &str) -> &'a str {
@@ -64,9 +67,9 @@ impl Inner {
                 params,
             } => (session_id, method, params),
             Event::Closed(reason) => {
-                let mut st = self.lock();
-                st.active = false;
-                st.stopped_reason = Some(format!("browser connection lost: {reason}"));
+                self.lock().reconnecting = true;
+                let me = self.clone();
+                tokio::spawn(async move { me.recover(reason).await });
                 return;
             }
         };
@@ -108,11 +111,15 @@ impl Inner {
                     }
                     drop(st);
                     let me = self.clone();
+                    let conn = self.conn.clone();
+                    let net = child.clone();
                     tokio::spawn(async move { me.prepare_session(&child, &target_id, SessionKind::Iframe).await });
+                    // outstanding requests of the frame (navigate's `partial` report)
+                    tokio::spawn(async move { enable_network(&conn, &net).await });
                 } else {
                     // Workers and other helpers: resume them and let go (case 12).
                     drop(st);
-                    let conn = self.conn.clone();
+                    let conn = self.conn();
                     let parent = sid.to_string();
                     tokio::spawn(async move {
                         let _ = conn
@@ -207,7 +214,7 @@ impl Inner {
                 let rid = s(&p, "requestId").to_string();
                 let Some((kind, message, default_prompt)) = crate::bridge::parse(s(&p["request"], "url")) else {
                     drop(st);
-                    let conn = self.conn.clone();
+                    let conn = self.conn();
                     let sid = sid.to_string();
                     tokio::spawn(async move {
                         let _ = conn
@@ -320,6 +327,42 @@ impl Inner {
                     tab_id: tab,
                 });
             }
+            "Network.requestWillBeSent" => {
+                let key = format!("{sid}/{}", s(&p, "requestId"));
+                if st.requests.len() < REQUESTS_TRACKED || st.requests.contains_key(&key) {
+                    let r = NetRequest {
+                        url: s(&p["request"], "url").to_string(),
+                        resource_type: s(&p, "type").to_string(),
+                        frame_id: s(&p, "frameId").to_string(),
+                        tab_id: tab,
+                        started_at: now_epoch(),
+                        session_id: sid.to_string(),
+                    };
+                    st.requests.insert(key, r);
+                }
+            }
+            "Network.loadingFinished" | "Network.loadingFailed" => {
+                st.requests.remove(&format!("{sid}/{}", s(&p, "requestId")));
+            }
+            "Page.frameStartedLoading" => {
+                st.loading.insert(s(&p, "frameId").to_string());
+            }
+            "Page.frameStoppedLoading" => {
+                st.loading.remove(s(&p, "frameId"));
+            }
+            "Page.fileChooserOpened" => {
+                st.seq += 1;
+                let seq = st.seq;
+                st.file_chooser = Some(FileChooser {
+                    tab_id: tab,
+                    frame_id: s(&p, "frameId").to_string(),
+                    mode: s(&p, "mode").to_string(),
+                    opened_at: now_epoch(),
+                    backend_node_id: p["backendNodeId"].as_i64(),
+                    session_id: sid.to_string(),
+                    seq,
+                });
+            }
             "Inspector.targetCrashed" => {
                 if let Some(t) = st.tab_mut(&tab) {
                     t.state = "crashed".into();
@@ -412,6 +455,77 @@ impl Inner {
                 }
                 st.pending.retain(|d| d.tab_id != target);
             }
+            "Browser.downloadWillBegin" => {
+                // only downloads of this session's frames
+                let frame = s(p, "frameId");
+                let Some(tab) = st.frames.get(frame).map(|f| f.tab_id.clone()) else {
+                    return;
+                };
+                st.seq += 1;
+                let seq = st.seq;
+                st.downloads.push(Download {
+                    guid: s(p, "guid").to_string(),
+                    url: s(p, "url").to_string(),
+                    suggested_filename: sanitize_filename(s(p, "suggestedFilename")),
+                    state: "in_progress".into(),
+                    bytes: 0,
+                    total_bytes: None,
+                    path: None,
+                    tab_id: tab,
+                    frame_id: frame.to_string(),
+                    started_at: now_epoch(),
+                    seq,
+                });
+                let over = st.downloads.len().saturating_sub(DOWNLOADS_KEPT);
+                st.downloads.drain(..over);
+            }
+            "Browser.downloadProgress" => {
+                let guid = s(p, "guid");
+                let dir = st.files.download_dir.clone();
+                let Some(d) = st.downloads.iter_mut().find(|d| d.guid == guid) else {
+                    return;
+                };
+                if d.state != "in_progress" {
+                    return;
+                }
+                d.bytes = p["receivedBytes"].as_f64().unwrap_or(0.0) as u64;
+                if let Some(t) = p["totalBytes"].as_f64().filter(|t| *t > 0.0) {
+                    d.total_bytes = Some(t as u64);
+                }
+                match s(p, "state") {
+                    "canceled" => d.state = "canceled".into(),
+                    "completed" => {
+                        // the browser saved it as <dir>/<guid> (allowAndName); give it its
+                        // name in the session's own directory, then report it completed
+                        let from = p
+                            .get("filePath")
+                            .and_then(Value::as_str)
+                            .filter(|f| !f.is_empty())
+                            .map(std::path::PathBuf::from)
+                            .or_else(|| dir.as_ref().map(|d| d.join(guid)));
+                        let name = d.suggested_filename.clone();
+                        let guid = guid.to_string();
+                        drop(st);
+                        let me = self.clone();
+                        tokio::task::spawn_blocking(move || {
+                            let path = match (from, dir) {
+                                (Some(from), Some(dir)) => place_download(&from, &dir, &name),
+                                (Some(from), None) => Some(from),
+                                _ => None,
+                            };
+                            {
+                                let mut st = me.lock();
+                                if let Some(d) = st.downloads.iter_mut().find(|d| d.guid == guid) {
+                                    d.state = "completed".into();
+                                    d.path = path.map(|p| p.to_string_lossy().into_owned());
+                                }
+                            }
+                            me.changed.send_modify(|v| *v += 1);
+                        });
+                    }
+                    _ => {}
+                }
+            }
             "Target.targetCrashed" => {
                 if let Some(t) = st.tab_mut(&target) {
                     t.state = "crashed".into();
@@ -432,5 +546,92 @@ fn remove_frame_tree(st: &mut State, id: &str) {
                 .filter(|f| f.parent_frame_id.as_deref() == Some(x.as_str()))
                 .map(|f| f.frame_id.clone()),
         );
+    }
+}
+
+/// Enables the `Network` domain on a session (small buffers: tabgate only tracks which
+/// requests are outstanding).
+pub(crate) async fn enable_network(conn: &tabgate_cdp::Connection, sid: &str) {
+    let _ = conn
+        .call(
+            Some(sid),
+            "Network.enable",
+            json!({"maxTotalBufferSize": 1_000_000, "maxResourceBufferSize": 500_000}),
+            5_000,
+        )
+        .await;
+}
+
+/// A file name safe to create in a directory: the last path component, without control
+/// characters or `<>:"/\|?*`, no leading dots, at most 200 bytes; `download` when nothing
+/// is left.
+pub fn sanitize_filename(name: &str) -> String {
+    let last = name.rsplit(['/', '\\']).next().unwrap_or("");
+    let mut out: String = last
+        .chars()
+        .map(|c| {
+            if c.is_control() || "<>:\"|?*".contains(c) {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    out = out.trim().trim_start_matches('.').trim().to_string();
+    while out.len() > 200 {
+        out.pop();
+    }
+    if out.is_empty() {
+        "download".into()
+    } else {
+        out
+    }
+}
+
+/// Moves a finished download to `dir/name`, adding ` (1)`, ` (2)`, … before the extension
+/// when the name is taken. Returns where the file is (its old path when the move failed).
+fn place_download(from: &std::path::Path, dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    if !from.exists() {
+        return None;
+    }
+    let _ = std::fs::create_dir_all(dir);
+    let (stem, ext) = match name.rfind('.') {
+        Some(i) if i > 0 => (&name[..i], &name[i..]),
+        _ => (name, ""),
+    };
+    for n in 0..1000 {
+        let candidate = if n == 0 {
+            dir.join(name)
+        } else {
+            dir.join(format!("{stem} ({n}){ext}"))
+        };
+        if candidate == from {
+            return Some(candidate);
+        }
+        if candidate.exists() {
+            continue;
+        }
+        if std::fs::rename(from, &candidate).is_ok()
+            || (std::fs::copy(from, &candidate).is_ok() && std::fs::remove_file(from).is_ok())
+        {
+            return Some(candidate);
+        }
+        break;
+    }
+    Some(from.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sanitize_filename;
+
+    #[test]
+    fn file_names_are_sanitised() {
+        assert_eq!(sanitize_filename("report.csv"), "report.csv");
+        assert_eq!(sanitize_filename("../../etc/passwd"), "passwd");
+        assert_eq!(sanitize_filename("a\\b:c*?.txt"), "b_c__.txt");
+        assert_eq!(sanitize_filename(".bashrc"), "bashrc");
+        assert_eq!(sanitize_filename(""), "download");
+        assert_eq!(sanitize_filename("x\u{0}y"), "x_y");
     }
 }

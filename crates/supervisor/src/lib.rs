@@ -10,6 +10,7 @@ pub mod bridge;
 mod browser;
 mod events;
 mod policy;
+mod recover;
 mod state;
 mod supervisor;
 

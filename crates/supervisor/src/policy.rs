@@ -72,6 +72,11 @@ pub struct SupervisorConfig {
     /// Answer alert/confirm/prompt through the XHR dialog bridge (config
     /// `browser.dialog_bridge`), for backends that close native dialogs by themselves.
     pub dialog_bridge: bool,
+    /// Reconnect attempts after the CDP connection drops (study 2.2: 5) before the
+    /// supervisor gives up and says so on the next call.
+    pub reconnect_attempts: u32,
+    /// First reconnect delay, ms; doubles per attempt up to 10 s (study 2.2: 0.5 s).
+    pub reconnect_backoff_ms: u64,
 }
 
 impl Default for SupervisorConfig {
@@ -80,6 +85,8 @@ impl Default for SupervisorConfig {
             dialog_policy: DialogPolicy::default(),
             dialog_timeout_ms: 300_000,
             dialog_bridge: false,
+            reconnect_attempts: 5,
+            reconnect_backoff_ms: 500,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The supervisor's state and its serialized shapes (seed 000, study 2.3).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -139,10 +140,87 @@ pub struct ConsoleEntry {
     pub tab_id: String,
 }
 
+/// A download started by one of this session's tabs (`Browser.downloadWillBegin`,
+/// `Browser.downloadProgress`). The file lands in the session's download directory under
+/// its sanitised suggested name once complete.
+#[derive(Debug, Clone, Serialize)]
+pub struct Download {
+    pub guid: String,
+    pub url: String,
+    /// The page's suggested file name, sanitised (no path separators or control characters).
+    pub suggested_filename: String,
+    /// `in_progress` | `completed` | `canceled`.
+    pub state: String,
+    /// Bytes received so far.
+    pub bytes: u64,
+    /// Expected size when the server said (`Content-Length`).
+    pub total_bytes: Option<u64>,
+    /// Where the file is: the final path once `completed`.
+    pub path: Option<String>,
+    pub tab_id: String,
+    pub frame_id: String,
+    /// Epoch seconds.
+    pub started_at: f64,
+    /// Monotonic sequence number (of [`State::seq`]) at which the download began.
+    #[serde(skip)]
+    pub seq: u64,
+}
+
+/// Most downloads listed per session (oldest dropped first).
+pub const DOWNLOADS_KEPT: usize = 50;
+
+/// A file chooser the page opened while interception was on (`Page.fileChooserOpened`);
+/// at most one is pending per session, a newer one replaces it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileChooser {
+    pub tab_id: String,
+    pub frame_id: String,
+    /// `selectSingle` | `selectMultiple`.
+    pub mode: String,
+    /// Epoch seconds.
+    pub opened_at: f64,
+    /// The `<input type=file>` behind the chooser, on `session_id`.
+    #[serde(skip)]
+    pub backend_node_id: Option<i64>,
+    #[serde(skip)]
+    pub session_id: String,
+    #[serde(skip)]
+    pub seq: u64,
+}
+
+/// A network request that has started and not yet finished or failed (`Network.*` events of
+/// the sessions tabgate enabled `Network` on).
+#[derive(Debug, Clone, Serialize)]
+pub struct NetRequest {
+    pub url: String,
+    /// `Document`, `Image`, `Script`, `XHR`, `Fetch`, …
+    pub resource_type: String,
+    pub frame_id: String,
+    pub tab_id: String,
+    /// Epoch seconds.
+    pub started_at: f64,
+    #[serde(skip)]
+    pub session_id: String,
+}
+
+/// Most outstanding requests tracked per session; beyond it new ones are not recorded.
+pub const REQUESTS_TRACKED: usize = 2_000;
+
+/// Where downloads go and which files may be uploaded (per session).
+#[derive(Debug, Clone, Default)]
+pub struct FilesConfig {
+    /// The session's download directory (created on first use).
+    pub download_dir: Option<PathBuf>,
+    /// Canonical directories uploads may come from.
+    pub upload_roots: Vec<PathBuf>,
+}
+
 /// Everything the supervisor knows; guarded by one mutex that is never held across `.await`.
 #[derive(Debug, Default)]
 pub struct State {
     pub active: bool,
+    /// True while the supervisor re-establishes a dropped CDP connection.
+    pub reconnecting: bool,
     pub stopped_reason: Option<String>,
     pub tabs: Vec<Tab>,
     pub current: Option<String>,
@@ -155,6 +233,18 @@ pub struct State {
     pub worlds: HashMap<(String, String), i64>,
     pub next_dialog: u64,
     pub seq: u64,
+    /// Downloads started by this session's tabs, oldest first (at most [`DOWNLOADS_KEPT`]).
+    pub downloads: Vec<Download>,
+    /// The pending file chooser, if any.
+    pub file_chooser: Option<FileChooser>,
+    /// Outstanding network requests by `"{session_id}/{requestId}"`.
+    pub requests: HashMap<String, NetRequest>,
+    /// Frames between `Page.frameStartedLoading` and `Page.frameStoppedLoading`.
+    pub loading: HashSet<String>,
+    /// Sessions the tools already enabled `Network` and file-chooser interception on.
+    pub prepared: HashSet<String>,
+    /// Download directory and upload roots.
+    pub files: FilesConfig,
 }
 
 impl State {
@@ -188,6 +278,15 @@ impl State {
     pub fn forget_session(&mut self, sid: &str) {
         self.sessions.remove(sid);
         self.worlds.retain(|(s, _), _| s != sid);
+        self.requests.retain(|_, r| r.session_id != sid);
+        self.prepared.remove(sid);
+    }
+
+    /// Outstanding requests of `tab`, oldest first.
+    pub fn outstanding(&self, tab: &str) -> Vec<NetRequest> {
+        let mut v: Vec<NetRequest> = self.requests.values().filter(|r| r.tab_id == tab).cloned().collect();
+        v.sort_by(|a, b| a.started_at.total_cmp(&b.started_at));
+        v
     }
 
     /// The bounded frame tree of `tab` (study 2.10): `{top, children, truncated}`, at most

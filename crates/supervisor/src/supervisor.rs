@@ -1,10 +1,11 @@
 //! The supervisor handle: start, tabs, dialogs, waiting on state.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tabgate_cdp::{CdpError, Connection, Event, SinkId};
+use tabgate_cdp::{CdpError, Connection, Event};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
@@ -41,8 +42,10 @@ impl From<CdpError> for SupervisorError {
 
 pub(crate) struct Inner {
     pub browser: Arc<Browser>,
-    pub conn: Connection,
-    pub sink: SinkId,
+    /// Our subscription on the current connection (renewed after a reconnect).
+    pub sink: AtomicU64,
+    /// Where events go; subscribed again on every new connection.
+    pub tx: mpsc::UnboundedSender<Event>,
     pub cfg: SupervisorConfig,
     pub state: Mutex<State>,
     pub changed: watch::Sender<u64>,
@@ -65,14 +68,14 @@ impl CdpSupervisor {
         cfg: SupervisorConfig,
         adopt: Option<String>,
     ) -> Result<CdpSupervisor, SupervisorError> {
-        let conn = browser.conn().clone();
+        let conn = browser.conn();
         let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
-        let sink = conn.subscribe(tx);
+        let sink = conn.subscribe(tx.clone());
         let (changed, _) = watch::channel(0u64);
         let inner = Arc::new(Inner {
             browser,
-            conn: conn.clone(),
-            sink,
+            sink: AtomicU64::new(sink),
+            tx,
             cfg,
             state: Mutex::new(State {
                 active: true,
@@ -107,7 +110,7 @@ impl CdpSupervisor {
     async fn create_target(&self, url: &str) -> Result<String, SupervisorError> {
         let r = self
             .inner
-            .conn
+            .conn()
             .call(
                 None,
                 "Target.createTarget",
@@ -156,7 +159,7 @@ impl CdpSupervisor {
     pub async fn replace_tab(&self, tab_id: &str) -> Result<String, SupervisorError> {
         let _ = self
             .inner
-            .conn
+            .conn()
             .call(None, "Target.closeTarget", json!({"targetId": tab_id}), 3_000)
             .await;
         {
@@ -208,9 +211,9 @@ impl CdpSupervisor {
         self.inner.lock()
     }
 
-    /// The CDP connection this supervisor uses.
-    pub fn conn(&self) -> &Connection {
-        &self.inner.conn
+    /// The CDP connection this supervisor uses (the browser's current one).
+    pub fn conn(&self) -> Connection {
+        self.inner.conn()
     }
 
     /// The browser this supervisor runs in.
@@ -303,7 +306,7 @@ impl CdpSupervisor {
     /// Stops supervising: unsubscribes from the connection; the state reads inactive.
     /// Tabs are left open (see [`CdpSupervisor::close_tabs`]).
     pub fn stop(&self, reason: &str) {
-        self.inner.conn.unsubscribe(self.inner.sink);
+        self.inner.conn().unsubscribe(self.inner.sink.load(Ordering::Relaxed));
         let mut st = self.inner.lock();
         st.active = false;
         st.stopped_reason = Some(reason.to_string());
@@ -322,7 +325,7 @@ impl CdpSupervisor {
         for id in ids {
             let _ = self
                 .inner
-                .conn
+                .conn()
                 .call(None, "Target.closeTarget", json!({"targetId": id}), 3_000)
                 .await;
         }
@@ -344,13 +347,20 @@ pub(crate) fn record(d: &PendingDialog, by: &str, action: Option<&str>) -> Dialo
 }
 
 impl Inner {
+    pub(crate) fn conn(&self) -> Connection {
+        self.browser.conn()
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Attaches to a page target, enables what the supervisor needs, and seeds its frames.
     pub(crate) async fn attach_page(self: &Arc<Self>, target_id: &str) -> Result<(), SupervisorError> {
-        let sid = self.conn.attach_to_target(target_id, self.sink, 10_000).await?;
+        let sid = self
+            .conn()
+            .attach_to_target(target_id, self.sink.load(Ordering::Relaxed), 10_000)
+            .await?;
         {
             let mut st = self.lock();
             st.sessions.insert(
@@ -373,7 +383,7 @@ impl Inner {
     /// seeds its frames from `Page.getFrameTree`, then resumes it
     /// (`Runtime.runIfWaitingForDebugger`; a child never resumed stalls the page's load).
     pub(crate) async fn prepare_session(self: &Arc<Self>, sid: &str, target_id: &str, kind: SessionKind) {
-        let c = &self.conn;
+        let c = &self.conn();
         let s = Some(sid);
         let t = 5_000;
         let (_, _, _, _, tree) = tokio::join!(
@@ -420,7 +430,7 @@ impl Inner {
             };
             let p = crate::bridge::fulfill(rid, accept, &text, &d.id);
             let _ = self
-                .conn
+                .conn()
                 .call(Some(&d.session_id), "Fetch.fulfillRequest", p, 5_000)
                 .await;
             return;
@@ -434,7 +444,7 @@ impl Inner {
             }));
         }
         let _ = self
-            .conn
+            .conn()
             .call(Some(&d.session_id), "Page.handleJavaScriptDialog", p, 5_000)
             .await;
     }

@@ -14,7 +14,7 @@ use crate::ToolError;
 
 /// How long after a click to look for tabs it opened, ms (popups are created
 /// asynchronously by the browser; `Target.targetCreated` follows within a few ms).
-const POPUP_WINDOW_MS: u64 = 150;
+const POPUP_WINDOW_MS: u64 = 60;
 
 impl Session {
     fn target(&self, a: &Value) -> Result<(String, String, Target), ToolError> {
@@ -48,7 +48,9 @@ impl Session {
                 .map(|t| (t.tab_id.clone(), t.url.clone()))
                 .collect()
         };
-        let soon = Instant::now() + Duration::from_millis(POPUP_WINDOW_MS);
+        // a click that raised a dialog is paused inside its handler: nothing more will open now
+        let window = if dialog.is_some() { 0 } else { POPUP_WINDOW_MS };
+        let soon = Instant::now() + Duration::from_millis(window);
         let mut opened = self
             .sup
             .wait_for(soon, |st| Some(new_tabs(st)).filter(|v| !v.is_empty()))
@@ -83,8 +85,8 @@ impl Session {
         let mut s = String::new();
         if let Some(d) = v.get("dialog") {
             s.push_str(&format!(
-                "\nIt opened a {} dialog {:?} ({}); the page waits for browser_dialog (accept or dismiss).",
-                d["type"].as_str().unwrap_or("?"),
+                "\nIt opened {} dialog {:?} ({}); the page waits for browser_dialog (accept or dismiss).",
+                crate::page::a_kind(d["type"].as_str().unwrap_or("?")),
                 d["message"].as_str().unwrap_or(""),
                 d["id"].as_str().unwrap_or("")
             ));

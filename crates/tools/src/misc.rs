@@ -16,7 +16,7 @@ impl Session {
             "new" => {
                 let url = str_arg(a, "url").unwrap_or("about:blank");
                 let t = self.sup.new_tab(url).await?;
-                let (text, mut v) = self.tab_list();
+                let (text, mut v) = self.tab_list().await;
                 v["opened"] = json!(t);
                 Ok((format!("Opened tab {t} at {url}; it is now current.\n{text}"), v))
             }
@@ -72,21 +72,32 @@ impl Session {
                     let v = json!({"status": "blocked_by_dialog", "dialog": d});
                     return Ok((
                         format!(
-                            "Closing tab {id} raised a {} dialog; browser_dialog accept closes it, dismiss keeps it.",
-                            d.kind
+                            "Closing tab {id} raised {} dialog; browser_dialog accept closes it, dismiss keeps it.",
+                            crate::page::a_kind(&d.kind)
                         ),
                         v,
                     ));
                 }
-                let (text, mut v) = self.tab_list();
+                let (text, mut v) = self.tab_list().await;
                 v["closed"] = json!(id);
                 Ok((format!("Closed tab {id}.\n{text}"), v))
             }
-            _ => Ok(self.tab_list()),
+            _ => Ok(self.tab_list().await),
         }
     }
 
-    fn tab_list(&self) -> (String, Value) {
+    async fn tab_list(&self) -> (String, Value) {
+        // titles: Chromium sends Target.targetInfoChanged at commit (with a placeholder
+        // title) but not when <title> is set; Target.getTargets has the current one
+        if let Ok(r) = self.sup.conn().call(None, "Target.getTargets", json!({}), 2_000).await {
+            let mut st = self.sup.state();
+            for ti in r["targetInfos"].as_array().into_iter().flatten() {
+                if let Some(t) = ti["targetId"].as_str().and_then(|id| st.tab_mut(id)) {
+                    t.title = ti["title"].as_str().unwrap_or("").to_string();
+                    t.url = ti["url"].as_str().unwrap_or("").to_string();
+                }
+            }
+        }
         let st = self.sup.state();
         let cur = st.current.clone().unwrap_or_default();
         let tabs: Vec<Value> = st
@@ -119,7 +130,7 @@ impl Session {
     pub(crate) async fn tab_activate(&self, a: &Value) -> Done {
         let id = str_arg(a, "tab_id").unwrap_or_default();
         self.sup.activate(id).await?;
-        let (text, v) = self.tab_list();
+        let (text, v) = self.tab_list().await;
         Ok((format!("Tab {id} is now current.\n{text}"), v))
     }
 
@@ -182,7 +193,8 @@ impl Session {
             let (tab, sid) = self.current()?;
             (Some(sid), json!({"target_id": tab}), Some(tab))
         };
-        let call = self.sup.conn().call(sid.as_deref(), &method, params, RAW_TIMEOUT_MS);
+        let conn = self.sup.conn();
+        let call = conn.call(sid.as_deref(), &method, params, RAW_TIMEOUT_MS);
         let r = match tab {
             None => call.await?,
             Some(tab) => {
@@ -228,8 +240,10 @@ impl Session {
                     let v = json!({"dialog": d});
                     return Ok((
                         format!(
-                            "The expression opened a {} dialog {:?} ({}); answer it with browser_dialog.",
-                            d.kind, d.message, d.id
+                            "The expression opened {} dialog {:?} ({}); answer it with browser_dialog.",
+                            crate::page::a_kind(&d.kind),
+                            d.message,
+                            d.id
                         ),
                         v,
                     ));

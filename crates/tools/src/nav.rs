@@ -100,10 +100,8 @@ impl Session {
             .get(&tab)
             .map(|f| f.lifecycle_loader.clone())
             .unwrap_or_default();
-        let nav = self
-            .sup
-            .conn()
-            .call(Some(&sid), "Page.navigate", json!({"url": url}), timeout);
+        let conn = self.sup.conn();
+        let nav = conn.call(Some(&sid), "Page.navigate", json!({"url": url}), timeout);
         let r = match race_dialog(&self.sup, &tab, nav).await {
             Raced::Dialog(d) => return Ok(blocked(&url, json!({"dialog": d, "lifecycle": []}))),
             Raced::Done(Err(tabgate_cdp::CdpError::Timeout { .. })) => {
@@ -140,24 +138,30 @@ impl Session {
     }
 
     async fn nav_result(&self, tab: &str, wait: Wait, lifecycle: Vec<String>) -> (String, Value) {
-        // the browser's own view of the tab (`Target.targetInfoChanged` may still be in flight)
-        let info = self
-            .sup
-            .conn()
-            .call(None, "Target.getTargetInfo", json!({"targetId": tab}), 2_000)
-            .await
-            .unwrap_or_default();
-        let (url, title) = match info["targetInfo"]["url"].as_str() {
-            Some(u) => (
-                u.to_string(),
-                info["targetInfo"]["title"].as_str().unwrap_or("").to_string(),
-            ),
-            None => {
-                let st = self.sup.state();
-                st.tab(tab)
-                    .map(|t| (t.url.clone(), t.title.clone()))
-                    .unwrap_or_default()
+        // the page's own title: Chromium's target info lags behind `<title>`
+        let sid = self.sup.state().tab(tab).and_then(|t| t.session_id.clone());
+        let title = match sid {
+            Some(sid) => self
+                .sup
+                .conn()
+                .call(
+                    Some(&sid),
+                    "Runtime.evaluate",
+                    json!({"expression": "document.title", "returnByValue": true}),
+                    2_000,
+                )
+                .await
+                .ok()
+                .and_then(|r| r["result"]["value"].as_str().map(str::to_string)),
+            None => None,
+        };
+        let (url, title) = {
+            let mut st = self.sup.state();
+            let url = st.frames.get(tab).map(|f| f.url.clone()).unwrap_or_default();
+            if let (Some(t), Some(title)) = (st.tab_mut(tab), &title) {
+                t.title = title.clone();
             }
+            (url, title.unwrap_or_default())
         };
         let (status, why) = match wait {
             Wait::Complete => ("complete", None),
@@ -201,7 +205,8 @@ impl Session {
             .map(|f| f.lifecycle_loader.clone())
             .unwrap_or_default();
         let deadline = Instant::now() + Duration::from_millis(NAV_TIMEOUT_MS);
-        let go = self.sup.conn().call(
+        let conn = self.sup.conn();
+        let go = conn.call(
             Some(&sid),
             "Page.navigateToHistoryEntry",
             json!({"entryId": entry["id"]}),
@@ -269,8 +274,10 @@ impl Session {
                     .filter(|(t, _)| *t == tab)
                     .map(|(_, s)| s);
                 let mut text = format!(
-                    "The page is paused by a {} dialog ({:?}, id {}): nothing can be read from it until the dialog is answered with browser_dialog.",
-                    d.kind, d.message, d.id
+                    "The page is paused by {} dialog ({:?}, id {}): nothing can be read from it until the dialog is answered with browser_dialog.",
+                    crate::page::a_kind(&d.kind),
+                    d.message,
+                    d.id
                 );
                 if let Some(l) = &last {
                     text.push_str("\nLast good snapshot (before the dialog; may be outdated):\n");
@@ -315,7 +322,11 @@ fn blocked(url: &str, b: Value) -> (String, Value) {
     let what = if kind == "beforeunload" {
         "The page asks to confirm leaving (beforeunload). browser_dialog accept leaves the page and the navigation goes on; dismiss stays (navigation cancelled by page).".to_string()
     } else {
-        format!("The page opened a {kind} dialog {:?} while loading; answer it with browser_dialog and the page goes on loading.", d["message"].as_str().unwrap_or(""))
+        format!(
+            "The page opened {} dialog {:?} while loading; answer it with browser_dialog and the page goes on loading.",
+            crate::page::a_kind(kind),
+            d["message"].as_str().unwrap_or("")
+        )
     };
     let text = format!(
         "Navigation to {url}: blocked_by_dialog. {what}\nLifecycle so far: {}",

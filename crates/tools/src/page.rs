@@ -42,8 +42,9 @@ pub fn dialog_error(d: &PendingDialog) -> ToolError {
     ToolError::new(
         "blocked_by_dialog",
         format!(
-            "the page is showing a {} dialog ({:?}); answer it with browser_dialog (accept or dismiss), then retry",
-            d.kind, d.message
+            "the page is showing {} dialog ({:?}); answer it with browser_dialog (accept or dismiss), then retry",
+            a_kind(&d.kind),
+            d.message
         ),
     )
     .with(json!({"dialog": d}))
@@ -120,6 +121,14 @@ async fn evaluate(sup: &CdpSupervisor, sid: &str, ctx: i64, expr: &str) -> Resul
         return Err(ToolError::new("script_error", format!("in-page script failed: {msg}")));
     }
     Ok(r["result"]["value"].clone())
+}
+
+/// "an alert", "a confirm", … for messages.
+pub fn a_kind(kind: &str) -> String {
+    match kind.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => format!("an {kind}"),
+        _ => format!("a {kind}"),
+    }
 }
 
 /// JSON-encodes a value for embedding in a JavaScript call expression.

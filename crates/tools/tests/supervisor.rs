@@ -15,6 +15,7 @@ fn cfg(policy: DialogPolicy, timeout_ms: u64, bridge: bool) -> SupervisorConfig 
         dialog_policy: policy,
         dialog_timeout_ms: timeout_ms,
         dialog_bridge: bridge,
+        ..SupervisorConfig::default()
     }
 }
 

@@ -119,7 +119,7 @@ async fn read_frame(sup: &CdpSupervisor, f: &Frame, call: &str) -> Result<FrameS
 /// included), so each candidate host's closed root is resolved into the isolated world and
 /// passed to `__tabgate.adoptRoot(host, root)`. Hosts without one are marked as asked.
 async fn adopt_closed_roots(sup: &CdpSupervisor, f: &Frame) -> Result<(), ToolError> {
-    let conn = sup.conn();
+    let conn = &sup.conn();
     let sid = Some(f.session_id.as_str());
     let ctx = world(sup, f).await?;
     let group = json!(object_group());
@@ -217,7 +217,7 @@ pub(crate) async fn owner_of(
     if let Some(o) = refs.lock().ok()?.owner(&c.frame_id, &parent.loader_id) {
         return Some(o);
     }
-    let conn = sup.conn();
+    let conn = &sup.conn();
     let sid = Some(parent.session_id.as_str());
     let owner = conn
         .call(sid, "DOM.getFrameOwner", json!({"frameId": c.frame_id}), 5_000)
