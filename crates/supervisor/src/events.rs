@@ -111,7 +111,7 @@ impl Inner {
                     }
                     drop(st);
                     let me = self.clone();
-                    let conn = self.conn.clone();
+                    let conn = self.conn();
                     let net = child.clone();
                     tokio::spawn(async move { me.prepare_session(&child, &target_id, SessionKind::Iframe).await });
                     // outstanding requests of the frame (navigate's `partial` report)
