@@ -4,6 +4,8 @@
 
 mod args;
 mod mcp;
+mod serve;
+mod signals;
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -26,6 +28,8 @@ struct Cli {
 enum Command {
     /// Serve the browser_* tools over MCP on stdin/stdout (for an MCP client to spawn).
     Mcp(McpArgs),
+    /// Run the gateway: HTTP API (/v1), MCP over streamable HTTP (/mcp), sessions in SQLite.
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -65,6 +69,7 @@ fn main() {
     let code = rt.block_on(async {
         match cli.command {
             Command::Mcp(a) => run_mcp(a).await,
+            Command::Serve(a) => serve::run(a).await,
         }
     });
     // Exit without waiting for the runtime: a blocking stdin read cannot be cancelled
@@ -118,7 +123,7 @@ async fn run_mcp(a: McpArgs) -> i32 {
     }
 }
 
-async fn close_browser(browser: &tabgate_supervisor::Browser) {
+pub(crate) async fn close_browser(browser: &tabgate_supervisor::Browser) {
     if tokio::time::timeout(CLOSE_TIMEOUT, browser.close()).await.is_err() {
         tracing::warn!("browser close timed out");
     }

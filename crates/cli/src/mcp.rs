@@ -4,24 +4,16 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use tabgate_tools::{Session, ToolOutput, ToolSpec};
+use tabgate_server::mcp::{server_config, to_call_result, to_mcp_tool};
+use tabgate_tools::Session;
 
-/// Structured content is attached only when the text is smaller than this (bytes), so a
-/// large snapshot is not sent twice; `browser_tabs` always gets it.
-pub const STRUCTURED_TEXT_LIMIT: usize = 8 * 1024;
-
-const INSTRUCTIONS: &str = "tabgate drives a real Chromium tab over the DevTools Protocol. \
-Start with browser_navigate, then browser_snapshot to read the page as an accessibility \
-tree with refs; act with browser_click/browser_type/browser_press using those refs. A ref \
-goes stale after the page changes: take a new snapshot. Tool failures come back as results \
-with isError and a code naming the cause and the fix; a pending JavaScript dialog is \
-answered with browser_dialog.";
+use crate::signals::shutdown_signal;
 
 /// The MCP server: one tabgate [`Session`] behind the MCP tool calls.
 #[derive(Clone)]
@@ -30,52 +22,15 @@ pub struct TabgateMcp {
 }
 
 impl TabgateMcp {
+    /// A server for `session`.
     pub fn new(session: Arc<Session>) -> Self {
         TabgateMcp { session }
     }
 }
 
-/// One rmcp [`Tool`] for a tabgate [`ToolSpec`].
-pub fn to_mcp_tool(spec: &ToolSpec) -> Tool {
-    let schema: JsonObject = match &spec.input_schema {
-        Value::Object(o) => o.clone(),
-        _ => {
-            let mut o = JsonObject::new();
-            o.insert("type".into(), Value::String("object".into()));
-            o
-        }
-    };
-    Tool::new(spec.name, spec.description, Arc::new(schema))
-}
-
-/// The MCP result for a tool's output: text content, image content for a screenshot,
-/// `structuredContent` for a JSON object result (small, or `browser_tabs`), and
-/// `isError` for a failure (a tool failure is a result, never a JSON-RPC error).
-pub fn to_call_result(tool: &str, out: ToolOutput) -> CallToolResult {
-    let mut content = vec![ContentBlock::text(out.text.clone())];
-    if let Some(png) = out.image_png {
-        content.push(ContentBlock::image(png, "image/png"));
-    }
-    let mut res = if out.error.is_some() {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
-    if let Some(v @ Value::Object(_)) = out.structured {
-        if tool == "browser_tabs" || out.text.len() < STRUCTURED_TEXT_LIMIT {
-            res.structured_content = Some(v);
-        }
-    }
-    res
-}
-
 impl ServerHandler for TabgateMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("tabgate", env!("CARGO_PKG_VERSION")).with_title("tabgate browser gateway"),
-            )
-            .with_instructions(INSTRUCTIONS)
+        server_config()
     }
 
     async fn list_tools(
@@ -132,27 +87,6 @@ pub enum Ending {
     Failed,
 }
 
-/// Waits for the first of SIGINT, SIGTERM, SIGHUP; returns its name.
-async fn shutdown_signal() -> &'static str {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).ok();
-    let mut int = signal(SignalKind::interrupt()).ok();
-    let mut hup = signal(SignalKind::hangup()).ok();
-    async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
-        match s {
-            Some(s) => {
-                s.recv().await;
-            }
-            None => std::future::pending::<()>().await,
-        }
-    }
-    tokio::select! {
-        _ = recv(&mut term) => "SIGTERM",
-        _ = recv(&mut int) => "SIGINT",
-        _ = recv(&mut hup) => "SIGHUP",
-    }
-}
-
 /// Serves MCP on stdin/stdout until the client goes away or a signal arrives.
 /// The caller closes the session and the browser afterwards.
 pub async fn serve_stdio(session: Arc<Session>) -> Ending {
@@ -188,72 +122,5 @@ pub async fn serve_stdio(session: Arc<Session>) -> Ending {
             cancel.cancel();
             Ending::Signal(sig)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use tabgate_tools::ToolError;
-
-    #[test]
-    fn result_shapes() {
-        let ok = ToolOutput {
-            text: "hi".into(),
-            structured: Some(json!({"a": 1})),
-            ..Default::default()
-        };
-        let r = serde_json::to_value(to_call_result("browser_x", ok)).unwrap();
-        assert_eq!(r["content"][0]["text"], "hi");
-        assert_eq!(r["structuredContent"]["a"], 1);
-        assert_eq!(r["isError"], false);
-
-        let big = ToolOutput {
-            text: "x".repeat(9000),
-            structured: Some(json!({"a": 1})),
-            ..Default::default()
-        };
-        let r = serde_json::to_value(to_call_result("browser_snapshot", big.clone())).unwrap();
-        assert!(r.get("structuredContent").is_none());
-        let r = serde_json::to_value(to_call_result("browser_tabs", big)).unwrap();
-        assert_eq!(r["structuredContent"]["a"], 1);
-
-        let arr = ToolOutput {
-            text: "t".into(),
-            structured: Some(json!([1])),
-            ..Default::default()
-        };
-        let r = serde_json::to_value(to_call_result("browser_x", arr)).unwrap();
-        assert!(r.get("structuredContent").is_none());
-
-        let shot = ToolOutput {
-            text: "shot".into(),
-            image_png: Some("iVBOR".into()),
-            ..Default::default()
-        };
-        let r = serde_json::to_value(to_call_result("browser_screenshot", shot)).unwrap();
-        assert_eq!(r["content"][1]["type"], "image");
-        assert_eq!(r["content"][1]["mimeType"], "image/png");
-        assert_eq!(r["content"][1]["data"], "iVBOR");
-
-        let err = ToolOutput::failure(ToolError::new("stale_ref", "ref e3 is stale"));
-        let r = serde_json::to_value(to_call_result("browser_click", err)).unwrap();
-        assert_eq!(r["isError"], true);
-        assert_eq!(r["structuredContent"]["error"]["code"], "stale_ref");
-    }
-
-    #[test]
-    fn tool_schema_passthrough() {
-        let spec = ToolSpec {
-            name: "browser_navigate",
-            description: "Go to a URL",
-            input_schema: json!({"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}),
-            needs_cdp: false,
-        };
-        let t = serde_json::to_value(to_mcp_tool(&spec)).unwrap();
-        assert_eq!(t["name"], "browser_navigate");
-        assert_eq!(t["description"], "Go to a URL");
-        assert_eq!(t["inputSchema"]["required"][0], "url");
     }
 }

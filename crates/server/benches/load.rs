@@ -1,0 +1,3 @@
+//! Load check for `tabgate serve` (filled in below).
+
+fn main() {}
