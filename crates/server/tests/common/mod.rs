@@ -12,7 +12,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use tabgate_cdp::LaunchOptions;
 use tabgate_config::Config;
-use tabgate_server::{Prepared, ServeOptions, Server};
+use tabgate_server::{Limits, Prepared, ServeOptions, Server};
 use tabgate_supervisor::Browser;
 use tokio::runtime::Runtime;
 
@@ -80,16 +80,27 @@ impl Gw {
     }
 
     pub async fn with_config(config: Config) -> Gw {
+        Gw::with(config, None).await
+    }
+
+    /// A gateway with `limits` (else the defaults for `config`).
+    pub async fn with(config: Config, limits: Option<Limits>) -> Gw {
         let tmp = tempfile::tempdir().unwrap();
         let state = tmp.path().to_path_buf();
-        let mut g = Gw::start_in(&state, config).await;
+        let mut g = Gw::start_with(&state, config, limits).await;
         g._tmp = Some(tmp);
         g
     }
 
     /// A gateway on an existing state dir (restart tests).
     pub async fn start_in(state: &Path, config: Config) -> Gw {
-        let p = Prepared::bind(options(state, config)).await.expect("bind");
+        Gw::start_with(state, config, None).await
+    }
+
+    async fn start_with(state: &Path, config: Config, limits: Option<Limits>) -> Gw {
+        let mut opts = options(state, config);
+        opts.limits = limits;
+        let p = Prepared::bind(opts).await.expect("bind");
         let server = p.start(browser().await);
         Gw {
             url: server.url(),
