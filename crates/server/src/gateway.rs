@@ -195,7 +195,7 @@ impl Gateway {
         let mut v = json!(rec);
         let live = match self.loaded_slot(&rec.session_id) {
             Some(s) => s.view(),
-            None => Slot::new(String::new(), Default::default()).view(),
+            None => Slot::idle_view(),
         };
         if let (Some(o), Some(l)) = (v.as_object_mut(), live.as_object()) {
             for (k, x) in l {

@@ -92,6 +92,14 @@ impl Slot {
         if self.removed.load(Ordering::SeqCst) {
             return Err(ApiError::unknown_session(&self.id));
         }
+        // A tool session whose supervisor gave up (the browser connection was lost for
+        // good) is replaced: the stored session goes on in a fresh tab.
+        if g.as_ref().is_some_and(|l| !l.session.supervisor().state().active) {
+            if let Some(dead) = g.take() {
+                tracing::warn!(session = %self.id, "the session's browser connection is gone; opening a new tab");
+                self.finish(gw, dead).await;
+            }
+        }
         if g.is_none() {
             if gw.is_closing() {
                 return Err(gateway_error("shutting_down", "tabgate is shutting down").retry_after(5));
@@ -228,7 +236,7 @@ impl Slot {
     /// `pending_dialogs`.
     pub(crate) fn view(&self) -> Value {
         let Some(s) = self.session() else {
-            return json!({"status": "idle", "busy": false, "current_tab": null, "tabs": [], "pending_dialogs": []});
+            return Slot::idle_view();
         };
         let st = s.supervisor().state();
         let tabs: Vec<Value> = st
@@ -252,6 +260,13 @@ impl Slot {
             "tabs": tabs,
             "pending_dialogs": st.pending,
         })
+    }
+}
+
+impl Slot {
+    /// The run-time status of a session without a tab.
+    pub(crate) fn idle_view() -> Value {
+        json!({"status": "idle", "busy": false, "current_tab": null, "tabs": [], "pending_dialogs": []})
     }
 }
 

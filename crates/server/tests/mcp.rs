@@ -41,6 +41,17 @@ async fn call(c: &RunningService<RoleClient, ClientConfig>, tool: &'static str, 
         .unwrap_or_else(|e| panic!("{tool}: {e}"))
 }
 
+/// The tabgate session id the server named in its `instructions`.
+fn session_of(c: &RunningService<RoleClient, ClientConfig>) -> String {
+    let instructions = c.peer_info().and_then(|i| i.instructions.clone()).unwrap_or_default();
+    instructions
+        .split_whitespace()
+        .find(|w| w.starts_with("ses_"))
+        .unwrap_or_else(|| panic!("no session id in {instructions:?}"))
+        .trim_end_matches(['.', ')'])
+        .to_string()
+}
+
 fn text(r: &CallToolResult) -> String {
     r.content
         .iter()
@@ -55,14 +66,7 @@ fn mcp_session_gets_its_own_tabgate_session() {
         let mut g = Gw::new().await;
         let site = Site::start().await;
         let mut c = connect(&g, KEY, None).await.expect("MCP connect");
-        let info = c.peer_info().expect("server info").clone();
-        let instructions = info.instructions.clone().unwrap_or_default();
-        let sid = instructions
-            .split_whitespace()
-            .find(|w| w.starts_with("ses_"))
-            .unwrap_or_else(|| panic!("no session id in {instructions:?}"))
-            .trim_end_matches(['.', ')'])
-            .to_string();
+        let sid = session_of(&c);
         let tools = c.list_all_tools().await.unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         let http_names: Vec<String> = g.get("/v1/tools").await.1["tools"]
@@ -131,5 +135,52 @@ fn mcp_session_can_use_an_existing_session_by_header() {
         assert!(connect(&g, KEY, Some("ses_missing")).await.is_err());
         assert!(connect(&g, "wrong-key", None).await.is_err());
         g.stop().await;
+    })
+}
+
+#[test]
+fn mcp_transport_errors_are_json_and_shutdown_ends_open_mcp_sessions() {
+    run(async {
+        let mut g = Gw::new().await;
+        let url = format!("{}/mcp", g.url);
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        // no Accept: text/event-stream
+        let r = g.http.post(&url).bearer_auth(KEY).json(&init).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_ACCEPTABLE);
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["error"]["code"], "not_acceptable", "{v}");
+        // an MCP session id that does not exist
+        let r = g
+            .http
+            .post(&url)
+            .bearer_auth(KEY)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Mcp-Session-Id", "no-such-session")
+            .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND);
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["error"]["code"], "unknown_mcp_session", "{v}");
+
+        // a connected client with a tab does not hold shutdown up
+        let c = connect(&g, KEY, None).await.expect("MCP connect");
+        let r = call(&c, "browser_navigate", json!({"url": "data:text/html,<h1>x</h1>"})).await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        let (_, v) = g.get(&format!("/v1/sessions/{}", session_of(&c))).await;
+        let tab = v["current_tab"]["tab_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{v}"))
+            .to_string();
+        let t = std::time::Instant::now();
+        g.stop().await;
+        assert!(t.elapsed() < Duration::from_secs(4), "shutdown took {:?}", t.elapsed());
+        assert!(
+            !page_targets().await.contains(&tab),
+            "the MCP session's tab outlived shutdown"
+        );
+        drop(c);
     })
 }
