@@ -23,7 +23,7 @@ fn deadlines_and_queues() {
         let limits = Limits {
             max_open_sessions: 1,
             max_queued_per_session: 1,
-            call_timeout: Duration::from_secs(1),
+            call_timeout: Duration::from_secs(2),
             ..Limits::from_config(&Config::default())
         };
         let mut g = Gw::with(Config::default(), Some(limits)).await;
@@ -33,11 +33,11 @@ fn deadlines_and_queues() {
 
         // 504: the gateway cuts a call off at its deadline
         let t = Instant::now();
-        let (st, v) = g.call(&sid, "browser_cdp", sleeper(4_000)).await;
+        let (st, v) = g.call(&sid, "browser_cdp", sleeper(6_000)).await;
         assert_eq!(st, StatusCode::GATEWAY_TIMEOUT, "{v}");
         assert_eq!(v["error"]["code"], "tool_timeout", "{v}");
         assert_eq!(v["error"]["type"], "timeout_error");
-        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
 
         // 429: one call may wait or run per session here; browser_dialog is never queued
         let busy = {
