@@ -168,7 +168,10 @@ impl Gateway {
     }
 
     fn slot(&self, id: &str) -> Result<Arc<Slot>, ApiError> {
-        if let Some(s) = self.slots.lock().unwrap_or_else(|p| p.into_inner()).get(id) {
+        // The record is read under the map's lock, so a slot is never created for a
+        // session that `delete_session` is removing (it deletes the record, then the slot).
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = slots.get(id) {
             return Ok(s.clone());
         }
         let rec = self.record(id)?;
@@ -176,13 +179,8 @@ impl Gateway {
             id.to_string(),
             supervisor_config(&self.config, &rec.settings),
         ));
-        Ok(self
-            .slots
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(id.to_string())
-            .or_insert(slot)
-            .clone())
+        slots.insert(id.to_string(), slot.clone());
+        Ok(slot)
     }
 
     fn loaded_slot(&self, id: &str) -> Option<Arc<Slot>> {
@@ -208,12 +206,15 @@ impl Gateway {
     /// Deletes session `id`: closes its tab (calls in flight fail) and removes its record;
     /// its dialog audit stays. Errors: 404 `unknown_session`.
     pub async fn delete_session(&self, id: &str) -> Result<(), ApiError> {
-        self.record(id)?;
+        // The record goes first: a call that arrives now finds no session and cannot open a
+        // tab for it behind this deletion's back.
+        if !self.store.delete_session(id).map_err(Gateway::storage)? {
+            return Err(ApiError::unknown_session(id));
+        }
         let slot = self.slots.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
         if let Some(s) = slot {
             s.close(self, true).await;
         }
-        self.store.delete_session(id).map_err(Gateway::storage)?;
         tracing::info!(session = %id, "session deleted");
         Ok(())
     }
