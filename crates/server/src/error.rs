@@ -115,7 +115,7 @@ pub fn kind_for_status(s: StatusCode) -> &'static str {
         400 | 405 | 415 | 422 => "invalid_request_error",
         401 => "authentication_error",
         403 => "permission_error",
-        404 => "not_found_error",
+        404 | 410 => "not_found_error",
         409 => "conflict_error",
         413 => "request_too_large",
         429 => "rate_limit_error",
@@ -128,12 +128,14 @@ pub fn kind_for_status(s: StatusCode) -> &'static str {
 
 /// The HTTP status for a stable error code, tool or gateway (README, "Errors"):
 ///
-/// - 400: `invalid_argument`, `invalid_json`, `invalid_settings`, `not_a_select`;
+/// - 400: `invalid_argument`, `invalid_json`, `invalid_body`, `invalid_path`, `invalid_settings`,
+///   `not_a_select`, `no_session`;
 /// - 404: `unknown_tool`, `unknown_session`, `not_found`;
 /// - 409: the page's state does not allow the call — `stale_ref`, `unknown_ref`,
 ///   `blocked_by_dialog`, `tab_crashed`, `tab_closed`, `no_dialog`, … (and any code not
 ///   listed here): take a new snapshot or answer the dialog, then retry;
 /// - 422: `js_exception`, `script_error`, `cdp_error` (the page or browser refused it);
+/// - 410: `session_deleted` (while the call ran);
 /// - 429: `session_busy`, `too_many_tabs`;
 /// - 502: `navigation_failed` (the site did not answer);
 /// - 503: `browser_disconnected`, `browser_unavailable`, `session_stopped`, `shutting_down`;
@@ -141,11 +143,13 @@ pub fn kind_for_status(s: StatusCode) -> &'static str {
 /// - 500: `snapshot_failed`, `internal_error`, `storage_error`.
 pub fn status_for_code(code: &str) -> StatusCode {
     match code {
-        "invalid_argument" | "invalid_json" | "invalid_settings" | "not_a_select" => StatusCode::BAD_REQUEST,
+        "invalid_argument" | "invalid_json" | "invalid_body" | "invalid_path" | "invalid_settings" | "not_a_select"
+        | "no_session" => StatusCode::BAD_REQUEST,
         "unknown_tool" | "unknown_session" | "not_found" => StatusCode::NOT_FOUND,
         "js_exception" | "script_error" | "cdp_error" => StatusCode::UNPROCESSABLE_ENTITY,
         "session_busy" | "too_many_tabs" => StatusCode::TOO_MANY_REQUESTS,
         "navigation_failed" => StatusCode::BAD_GATEWAY,
+        "session_deleted" => StatusCode::GONE,
         "browser_disconnected" | "browser_unavailable" | "session_stopped" | "shutting_down" => {
             StatusCode::SERVICE_UNAVAILABLE
         }

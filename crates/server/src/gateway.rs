@@ -266,16 +266,25 @@ impl Gateway {
             Some(ms) => Duration::from_millis(ms) + self.limits.call_grace,
             None => self.limits.call_timeout,
         };
-        let out = tokio::time::timeout(deadline, lease.session.call(tool, args.clone())).await;
+        let out = tokio::select! {
+            r = tokio::time::timeout(deadline, lease.session.call(tool, args.clone())) => r.map_err(|_| {
+                gateway_error(
+                    "tool_timeout",
+                    format!("{tool} did not finish within {deadline:?}; the call was cancelled (answer a pending dialog with browser_dialog, or pass a larger timeout_ms)"),
+                )
+                .with(json!({"session_id": id, "tool": tool}))
+            }),
+            _ = slot.cancel.cancelled() => Err(if slot.removed() {
+                gateway_error("session_deleted", format!("session {id} was deleted while {tool} ran; the call was cancelled"))
+            } else {
+                gateway_error("shutting_down", format!("tabgate is shutting down; {tool} was cancelled")).retry_after(5)
+            }),
+        };
         drop(lease);
-        slot.touch(self);
-        let out = out.map_err(|_| {
-            gateway_error(
-                "tool_timeout",
-                format!("{tool} did not finish within {deadline:?}; the call was cancelled (answer a pending dialog with browser_dialog, or pass a larger timeout_ms)"),
-            )
-            .with(json!({"session_id": id, "tool": tool}))
-        })?;
+        if !slot.removed() {
+            slot.touch(self);
+        }
+        let out = out?;
         if is_dialog && out.error.is_none() {
             if let (Some(text), Some(d)) = (
                 args.get("prompt_text").and_then(Value::as_str),

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tabgate_supervisor::SupervisorConfig;
 use tabgate_tools::{Session, SessionConfig};
+use tokio_util::sync::CancellationToken;
 
 use crate::audit::Audit;
 use crate::error::{gateway_error, ApiError};
@@ -38,6 +39,9 @@ pub(crate) struct Slot {
     last_used: Mutex<Instant>,
     last_written: Mutex<Option<Instant>>,
     removed: AtomicBool,
+    /// Cancelled when the session is deleted or the gateway shuts down: calls in flight
+    /// return at once instead of waiting on a closed tab.
+    pub(crate) cancel: CancellationToken,
 }
 
 /// A call's hold on an open session: while it lives the tab is not closed as idle.
@@ -70,12 +74,18 @@ impl Slot {
             last_used: Mutex::new(Instant::now()),
             last_written: Mutex::new(None),
             removed: AtomicBool::new(false),
+            cancel: CancellationToken::new(),
         }
     }
 
     /// The open tool session, if any.
     pub(crate) fn session(&self) -> Option<Arc<Session>> {
         lock(&self.current).clone()
+    }
+
+    /// True once the session was deleted.
+    pub(crate) fn removed(&self) -> bool {
+        self.removed.load(Ordering::SeqCst)
     }
 
     /// True while a call holds the session.
@@ -180,14 +190,15 @@ impl Slot {
         true
     }
 
-    /// Closes the tab whatever is running (delete, shutdown). With `remove`, later calls
-    /// get `unknown_session`.
+    /// Closes the tab whatever is running (delete, shutdown): calls in flight are cancelled.
+    /// With `remove`, later calls get `unknown_session`.
     pub(crate) async fn close(&self, gw: &Gateway, remove: bool) {
+        if remove {
+            self.removed.store(true, Ordering::SeqCst);
+        }
+        self.cancel.cancel();
         let live = {
             let mut g = self.live.lock().await;
-            if remove {
-                self.removed.store(true, Ordering::SeqCst);
-            }
             g.take()
         };
         if let Some(l) = live {

@@ -357,3 +357,69 @@ fn idle_tabs_are_closed_and_come_back() {
         g.stop().await;
     })
 }
+
+#[test]
+fn shutdown_lets_calls_finish_within_the_grace_and_cancels_the_rest() {
+    run(async {
+        let site = Site::start().await;
+        let slow_call = |g: &Gw, sid: &str, ms: u64| {
+            let (http, url) = (
+                g.http.clone(),
+                format!("{}/v1/sessions/{sid}/tools/browser_navigate", g.url),
+            );
+            let page = site.a(&format!("slow?ms={ms}&page=hello.html"));
+            tokio::spawn(async move {
+                let r = http.post(url).bearer_auth(KEY).json(&json!({"url": page})).send().await;
+                match r {
+                    Ok(r) => Ok(r.status()),
+                    Err(e) => Err(e.to_string()),
+                }
+            })
+        };
+        // a call that fits in the grace finishes with its result
+        let mut g = Gw::new().await;
+        let sid = g.session(json!({})).await;
+        g.ok(&sid, "browser_tabs", json!({})).await;
+        let call = slow_call(&g, &sid, 1_500);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let server = g.server.take().unwrap();
+        server.shutdown(Duration::from_secs(10)).await;
+        assert_eq!(call.await.unwrap(), Ok(StatusCode::OK));
+
+        // deleting a session cancels its call in flight
+        let mut g = Gw::new().await;
+        let sid = g.session(json!({})).await;
+        g.ok(&sid, "browser_tabs", json!({})).await;
+        let call = slow_call(&g, &sid, 20_000);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (st, _) = g.req(Method::DELETE, &format!("/v1/sessions/{sid}"), None).await;
+        assert_eq!(st, StatusCode::OK);
+        let r = tokio::time::timeout(Duration::from_secs(5), call).await.expect("the call hung").unwrap();
+        assert_eq!(r, Ok(StatusCode::GONE), "the call was not cancelled by the delete");
+        g.stop().await;
+
+        // one that does not fit is cancelled when the grace ends, and shutdown still completes
+        let mut g = Gw::new().await;
+        let sid = g.session(json!({})).await;
+        let (_, v) = g
+            .post(&format!("/v1/sessions/{sid}/tools/browser_tabs"), json!({}))
+            .await;
+        let tab = v["result"]["tabs"][0]["tab_id"].as_str().unwrap().to_string();
+        let call = slow_call(&g, &sid, 20_000);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let t = std::time::Instant::now();
+        let server = g.server.take().unwrap();
+        server.shutdown(Duration::from_millis(500)).await;
+        assert!(t.elapsed() < Duration::from_secs(8), "shutdown took {:?}", t.elapsed());
+        let r = tokio::time::timeout(Duration::from_secs(10), call)
+            .await
+            .expect("the call hung")
+            .unwrap();
+        assert_ne!(r, Ok(StatusCode::OK), "{r:?}");
+        assert!(
+            !page_targets().await.contains(&tab),
+            "the session's tab outlived shutdown"
+        );
+        g.stop().await;
+    })
+}
