@@ -11,6 +11,8 @@
 //! [`Prepared::start`] with the browser. [`Server::shutdown`] finishes or cancels calls in
 //! flight, closes every session's tabs and checkpoints the database.
 
+#![warn(missing_docs)]
+
 mod audit;
 pub mod auth;
 mod body;
