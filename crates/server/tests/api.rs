@@ -394,7 +394,10 @@ fn shutdown_lets_calls_finish_within_the_grace_and_cancels_the_rest() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let (st, _) = g.req(Method::DELETE, &format!("/v1/sessions/{sid}"), None).await;
         assert_eq!(st, StatusCode::OK);
-        let r = tokio::time::timeout(Duration::from_secs(5), call).await.expect("the call hung").unwrap();
+        let r = tokio::time::timeout(Duration::from_secs(5), call)
+            .await
+            .expect("the call hung")
+            .unwrap();
         assert_eq!(r, Ok(StatusCode::GONE), "the call was not cancelled by the delete");
         g.stop().await;
 
