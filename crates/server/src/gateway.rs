@@ -211,9 +211,12 @@ impl Gateway {
         if !self.store.delete_session(id).map_err(Gateway::storage)? {
             return Err(ApiError::unknown_session(id));
         }
-        let slot = self.slots.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        // The slot leaves the map only once its tab is closed, so a shutdown that starts
+        // meanwhile still finds it and waits for the close.
+        let slot = self.slots.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned();
         if let Some(s) = slot {
             s.close(self, true).await;
+            self.slots.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
         }
         tracing::info!(session = %id, "session deleted");
         Ok(())

@@ -173,35 +173,30 @@ impl Slot {
 
     /// Closes the tab when nobody used it for `idle`; returns whether it did.
     pub(crate) async fn close_if_idle(&self, gw: &Gateway, idle: Duration) -> bool {
-        let live = {
-            let mut g = match self.live.try_lock() {
-                Ok(g) => g,
-                Err(_) => return false, // being opened or closed right now
-            };
-            if g.is_none() || self.busy() || lock(&self.last_used).elapsed() < idle {
-                return false;
-            }
-            g.take()
+        let Ok(mut g) = self.live.try_lock() else {
+            return false; // being opened or closed right now
         };
-        if let Some(l) = live {
+        if g.is_none() || self.busy() || lock(&self.last_used).elapsed() < idle {
+            return false;
+        }
+        if let Some(l) = g.take() {
             tracing::info!(session = %self.id, "closing the tab of an idle session");
+            // closed under the lock: a concurrent close (delete, shutdown) waits for it
             self.finish(gw, l).await;
         }
         true
     }
 
     /// Closes the tab whatever is running (delete, shutdown): calls in flight are cancelled.
-    /// With `remove`, later calls get `unknown_session`.
+    /// With `remove`, later calls get `unknown_session`. Returns once the tab is closed,
+    /// also when another close of this slot was already under way.
     pub(crate) async fn close(&self, gw: &Gateway, remove: bool) {
         if remove {
             self.removed.store(true, Ordering::SeqCst);
         }
         self.cancel.cancel();
-        let live = {
-            let mut g = self.live.lock().await;
-            g.take()
-        };
-        if let Some(l) = live {
+        let mut g = self.live.lock().await;
+        if let Some(l) = g.take() {
             self.finish(gw, l).await;
         }
     }
@@ -209,10 +204,19 @@ impl Slot {
     async fn finish(&self, gw: &Gateway, l: Live) {
         *lock(&self.current) = None;
         let url = current_url(&l.session);
+        let tabs: Vec<String> = {
+            let st = l.session.supervisor().state();
+            st.tabs
+                .iter()
+                .filter(|t| t.state != "closed")
+                .map(|t| t.tab_id.clone())
+                .collect()
+        };
         if tokio::time::timeout(CLOSE_TIMEOUT, l.session.close()).await.is_err() {
             tracing::warn!(session = %self.id, "closing the session's tabs timed out");
             l.session.supervisor().stop("session closed");
         }
+        wait_closed(gw, &self.id, &tabs).await;
         l.audit.stop().await;
         gw.release_tab();
         if !self.removed.load(Ordering::SeqCst) {
@@ -278,6 +282,47 @@ impl Slot {
     /// The run-time status of a session without a tab.
     pub(crate) fn idle_view() -> Value {
         json!({"status": "idle", "busy": false, "current_tab": null, "tabs": [], "pending_dialogs": []})
+    }
+}
+
+/// Waits (up to 2 s) until the browser no longer lists `tabs`: `Target.closeTarget`
+/// answers before the target is gone, and a deleted session's tabs must be gone when
+/// DELETE answers. Survivors are closed once more, then logged.
+async fn wait_closed(gw: &Gateway, session: &str, tabs: &[String]) {
+    if tabs.is_empty() {
+        return;
+    }
+    let conn = gw.browser().conn();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut retried = false;
+    loop {
+        let open: Vec<String> = match conn.call(None, "Target.getTargets", json!({}), 2_000).await {
+            Ok(r) => r["targetInfos"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t["targetId"].as_str())
+                .filter(|id| tabs.iter().any(|x| x == id))
+                .map(str::to_string)
+                .collect(),
+            Err(_) => return, // the browser is gone, and so are its tabs
+        };
+        if open.is_empty() {
+            return;
+        }
+        if Instant::now() >= deadline {
+            tracing::warn!(session, ?open, "tabs still open after closing the session");
+            return;
+        }
+        if !retried && deadline.saturating_duration_since(Instant::now()) < Duration::from_secs(1) {
+            retried = true;
+            for id in &open {
+                let _ = conn
+                    .call(None, "Target.closeTarget", json!({"targetId": id}), 1_000)
+                    .await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
 

@@ -15,9 +15,11 @@ mod state;
 mod supervisor;
 
 pub use browser::Browser;
+pub use events::sanitize_filename;
 pub use policy::{DialogAction, DialogPolicy, SupervisorConfig};
 pub use state::{
-    now_epoch, ConsoleEntry, DialogRecord, Frame, PendingDialog, SessionInfo, SessionKind, State, Tab, CONSOLE_RING,
-    FRAME_TREE_MAX, FRAME_TREE_MAX_OOPIF_DEPTH, RECENT_DIALOGS,
+    now_epoch, ConsoleEntry, DialogRecord, Download, FileChooser, FilesConfig, Frame, NetRequest, PendingDialog,
+    SessionInfo, SessionKind, State, Tab, CONSOLE_RING, DOWNLOADS_KEPT, FRAME_TREE_MAX, FRAME_TREE_MAX_OOPIF_DEPTH,
+    RECENT_DIALOGS, REQUESTS_TRACKED,
 };
 pub use supervisor::{CdpSupervisor, SupervisorError, WORLD_NAME};

@@ -12,6 +12,7 @@ mod misc;
 mod nav;
 mod output;
 mod page;
+mod prepare;
 mod refs;
 mod session;
 mod snapshot;

@@ -126,6 +126,9 @@ impl Session {
     }
 
     async fn dispatch(&self, name: &str, a: &Value) -> Done {
+        if name != "browser_dialog" {
+            self.prepare().await;
+        }
         match name {
             "browser_navigate" => self.navigate(a).await,
             "browser_snapshot" => self.snapshot(a).await,
