@@ -264,19 +264,8 @@ async fn run(o: Opts) -> i32 {
         samples.extend(t.await.expect("session task"));
     }
     let wall = t0.elapsed();
-    // a closed target can still be listed for a moment: give the browser up to 5 s
-    let mut tabs_after = page_targets(&browser).await;
-    let settle = Instant::now();
-    while tabs_after != baseline_tabs && settle.elapsed() < Duration::from_secs(5) {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        tabs_after = page_targets(&browser).await;
-    }
-    if settle.elapsed() > Duration::from_millis(50) {
-        println!(
-            "(page targets took {:?} to settle after the last delete)",
-            settle.elapsed()
-        );
-    }
+    // DELETE answers once the session's tabs are gone: count right away
+    let tabs_after = page_targets(&browser).await;
     server.shutdown(Duration::from_secs(10)).await;
     browser.close().await;
     drop(browser);
