@@ -162,6 +162,15 @@ impl Inner {
                     .get(fid)
                     .is_some_and(|f| f.loader_id != s(&p["frame"], "loaderId"))
                 {
+                    // no dialog outlives its tab's document (a stale one, which the new CDP
+                    // connection could not answer, is dismissed by this navigation)
+                    if fid == tab {
+                        let gone: Vec<PendingDialog> = st.pending.iter().filter(|d| d.tab_id == tab).cloned().collect();
+                        st.pending.retain(|d| d.tab_id != tab);
+                        for d in gone {
+                            st.push_recent(record(&d, "remote", None));
+                        }
+                    }
                     let kids: Vec<String> = st
                         .frames
                         .values()
@@ -174,6 +183,9 @@ impl Inner {
                 }
                 let oopif_root = info.kind == SessionKind::Iframe && p["frame"]["id"] == info.target_id.as_str();
                 upsert_frame(&mut st, &p["frame"], sid, &tab, oopif_root);
+                st.seq += 1;
+                let seq = st.seq;
+                st.committed.insert(s(&p["frame"], "id").to_string(), seq);
             }
             "Page.navigatedWithinDocument" => {
                 let url = s(&p, "url").to_string();
@@ -234,6 +246,7 @@ impl Inner {
                     tab_id: tab,
                     session_id: sid.to_string(),
                     bridge_request_id: Some(rid),
+                    stale: false,
                 };
                 self.on_dialog(st, d);
             }
@@ -249,6 +262,7 @@ impl Inner {
                     tab_id: tab,
                     session_id: sid.to_string(),
                     bridge_request_id: None,
+                    stale: false,
                 };
                 self.on_dialog(st, d);
             }
@@ -391,7 +405,9 @@ impl Inner {
                 ));
                 drop(st);
                 let me = self.clone();
-                tokio::spawn(async move { me.answer(&d, accept, None).await });
+                tokio::spawn(async move {
+                    let _ = me.answer(&d, accept, None).await;
+                });
             }
         }
     }

@@ -62,6 +62,8 @@ impl Inner {
             let mut st = self.lock();
             st.sessions.clear();
             st.worlds.clear();
+            // frames are re-seeded from each tab's new session (same loaderIds: refs survive)
+            st.frames.clear();
             for t in st.tabs.iter_mut() {
                 t.session_id = None;
                 if relaunched && t.state != "closed" {
@@ -69,7 +71,6 @@ impl Inner {
                 }
             }
             if relaunched {
-                st.frames.clear();
                 let lost: Vec<_> = st.pending.drain(..).collect();
                 for d in lost {
                     st.push_recent(crate::supervisor::record(&d, "remote", None));
@@ -97,6 +98,7 @@ impl Inner {
                 .map(|t| (t.tab_id.clone(), t.session_id.clone()))
                 .collect();
             for d in st.pending.iter_mut() {
+                d.stale = true;
                 if let Some((_, Some(sid))) = by_tab.iter().find(|(t, _)| *t == d.tab_id) {
                     d.session_id = sid.clone();
                 }

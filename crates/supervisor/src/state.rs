@@ -36,6 +36,10 @@ pub struct PendingDialog {
     /// Set when captured by the dialog bridge (answer with `Fetch.fulfillRequest`).
     #[serde(skip)]
     pub bridge_request_id: Option<String>,
+    /// Opened before the CDP connection was re-established: Chromium lets only the old
+    /// connection answer it; a navigation dismisses it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 /// A dialog that was closed, and by whom.
@@ -241,6 +245,8 @@ pub struct State {
     pub requests: HashMap<String, NetRequest>,
     /// Frames between `Page.frameStartedLoading` and `Page.frameStoppedLoading`.
     pub loading: HashSet<String>,
+    /// Frame id → [`State::seq`] at its latest committed document (`Page.frameNavigated`).
+    pub committed: HashMap<String, u64>,
     /// Sessions the tools already enabled `Network` and file-chooser interception on.
     pub prepared: HashSet<String>,
     /// Download directory and upload roots.

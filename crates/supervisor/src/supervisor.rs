@@ -167,6 +167,11 @@ impl CdpSupervisor {
             if let Some(t) = st.tab_mut(tab_id) {
                 t.state = "closed".into();
             }
+            let gone: Vec<PendingDialog> = st.pending.iter().filter(|d| d.tab_id == tab_id).cloned().collect();
+            st.pending.retain(|d| d.tab_id != tab_id);
+            for d in gone {
+                st.push_recent(record(&d, "remote", None));
+            }
         }
         self.new_tab("about:blank").await
     }
@@ -299,7 +304,22 @@ impl CdpSupervisor {
             d
         };
         self.inner.changed.send_modify(|v| *v += 1);
-        self.inner.answer(&d, accept, prompt_text.map(str::to_string)).await;
+        let answered = self.inner.answer(&d, accept, prompt_text.map(str::to_string)).await;
+        if answered.is_err() && d.stale {
+            // Chromium lets only the CDP session that saw a native dialog answer it; this one
+            // opened before the connection was re-established. Keep it pending and say so.
+            let mut st = self.inner.lock();
+            st.recent.retain(|r| r.id != d.id);
+            st.pending.insert(0, d.clone());
+            return Err(SupervisorError {
+                code: "dialog_unanswerable",
+                message: format!(
+                    "dialog {} opened before the CDP connection to the browser was re-established, and Chromium lets only the old connection answer it: browser_navigate replaces the blocked tab (the page gets no answer)",
+                    d.id
+                ),
+                details: json!({"dialog": d}),
+            });
+        }
         Ok(record(&d, "agent", Some(action)))
     }
 
@@ -406,10 +426,24 @@ impl Inner {
                 c.call(s, "Emulation.setFocusEmulationEnabled", json!({"enabled": true}), t),
             );
         }
-        if let Ok(tree) = tree {
-            let mut st = self.lock();
-            if let Some(tab) = st.tab_of_session(sid) {
-                seed_frames(&mut st, tree.get("frameTree"), sid, &tab, target_id, &kind);
+        match tree {
+            Ok(tree) => self.seed(sid, target_id, &kind, &tree),
+            Err(_) => {
+                // the renderer is blocked (a dialog left open across a reconnect): seed the
+                // frames as soon as it answers again
+                let me = self.clone();
+                let (sid, target_id, kind) = (sid.to_string(), target_id.to_string(), kind.clone());
+                tokio::spawn(async move {
+                    for _ in 0..120 {
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        let r = me.conn().call(Some(&sid), "Page.getFrameTree", json!({}), 2_000).await;
+                        match r {
+                            Ok(tree) => return me.seed(&sid, &target_id, &kind, &tree),
+                            Err(e) if e.is_target_gone() => return,
+                            Err(_) => {}
+                        }
+                    }
+                });
             }
         }
         if self.cfg.dialog_bridge {
@@ -419,9 +453,23 @@ impl Inner {
         self.changed.send_modify(|v| *v += 1);
     }
 
+    fn seed(&self, sid: &str, target_id: &str, kind: &SessionKind, tree: &Value) {
+        let mut st = self.lock();
+        if let Some(tab) = st.tab_of_session(sid) {
+            seed_frames(&mut st, tree.get("frameTree"), sid, &tab, target_id, kind);
+        }
+        drop(st);
+        self.changed.send_modify(|v| *v += 1);
+    }
+
     /// Sends the answer for a dialog on the session it fired on. Errors are ignored: the
     /// page must be unblocked whatever happens, and "no dialog is showing" means it closed.
-    pub(crate) async fn answer(&self, d: &PendingDialog, accept: bool, prompt_text: Option<String>) {
+    pub(crate) async fn answer(
+        &self,
+        d: &PendingDialog,
+        accept: bool,
+        prompt_text: Option<String>,
+    ) -> Result<(), CdpError> {
         if let Some(rid) = &d.bridge_request_id {
             let text = if d.kind == "prompt" && accept {
                 prompt_text.unwrap_or_else(|| d.default_prompt.clone())
@@ -429,11 +477,11 @@ impl Inner {
                 String::new()
             };
             let p = crate::bridge::fulfill(rid, accept, &text, &d.id);
-            let _ = self
+            return self
                 .conn()
                 .call(Some(&d.session_id), "Fetch.fulfillRequest", p, 5_000)
-                .await;
-            return;
+                .await
+                .map(|_| ());
         }
         let mut p = json!({"accept": accept});
         if d.kind == "prompt" {
@@ -443,10 +491,10 @@ impl Inner {
                 String::new()
             }));
         }
-        let _ = self
-            .conn()
+        self.conn()
             .call(Some(&d.session_id), "Page.handleJavaScriptDialog", p, 5_000)
-            .await;
+            .await
+            .map(|_| ())
     }
 
     /// Arms the `must_respond` watchdog for dialog `id`: after the timeout it is retired as
@@ -468,7 +516,7 @@ impl Inner {
             };
             tracing::warn!(dialog = %d.id, "dialog auto-dismissed after {ms} ms (must_respond watchdog)");
             inner.changed.send_modify(|v| *v += 1);
-            inner.answer(&d, false, None).await;
+            let _ = inner.answer(&d, false, None).await;
         });
     }
 }

@@ -483,3 +483,6 @@ fn content_type(name: &str) -> &'static str {
 
 #[cfg(test)]
 mod tests;
+
+mod proxy;
+pub use proxy::CdpProxy;

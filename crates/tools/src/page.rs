@@ -16,7 +16,9 @@ pub const SCRIPT: &str = include_str!("snapshot/snapshot.js");
 /// Deadline for one page evaluation, ms.
 pub const EVAL_TIMEOUT_MS: u64 = 10_000;
 
-/// How a page operation ended when raced against dialogs.
+/// How a page operation ended when raced against dialogs. (Short-lived, on the stack:
+/// boxing the dialog would buy nothing.)
+#[allow(clippy::large_enum_variant)]
 pub enum Raced<T> {
     Done(T),
     /// A dialog opened on the tab while the operation ran (the operation is abandoned;
@@ -29,7 +31,7 @@ pub async fn race_dialog<T>(sup: &CdpSupervisor, tab: &str, fut: impl Future<Out
     let far = Instant::now() + Duration::from_secs(3600);
     tokio::select! {
         biased;
-        d = sup.wait_for(far, |st| st.pending.iter().find(|d| d.tab_id == tab).cloned()) => match d {
+        d = sup.wait_for(far, |st| st.pending.iter().find(|d| d.tab_id == tab && !d.stale).cloned()) => match d {
             Some(d) => Raced::Dialog(d),
             None => std::future::pending().await,
         },

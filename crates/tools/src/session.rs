@@ -17,6 +17,9 @@ pub struct SessionConfig {
     pub adopt_target: Option<String>,
 }
 
+/// How long a call waits for a reconnect in progress before it reports the state, ms.
+const RECONNECT_WAIT_MS: u64 = 20_000;
+
 /// What a tool implementation returns: the text for the model and the same as JSON.
 pub(crate) type Done = Result<(String, Value), ToolError>;
 
@@ -71,6 +74,11 @@ impl Session {
         };
         if let Err(e) = args::validate(&spec, &args) {
             return ToolOutput::failure(e);
+        }
+        // a dropped CDP connection is being re-established: wait for it rather than fail
+        if self.sup.state().reconnecting {
+            let until = tokio::time::Instant::now() + std::time::Duration::from_millis(RECONNECT_WAIT_MS);
+            self.sup.wait_for(until, |st| (!st.reconnecting).then_some(())).await;
         }
         let _guard = if name == "browser_dialog" {
             None
