@@ -71,6 +71,10 @@ const KEYS: &[(&str, Kind)] = &[
     ("server", Kind::Section),
     ("server.api_key", Kind::String),
     ("server.allowed_hosts", Kind::StringList),
+    ("server.bind", Kind::String),
+    ("server.state_dir", Kind::String),
+    ("server.max_open_sessions", Kind::PositiveNumber),
+    ("server.call_timeout_s", Kind::PositiveNumber),
     ("proxy", Kind::Section),
     ("proxy.allow_hosts", Kind::StringList),
     ("proxy.max_bytes", Kind::PositiveNumber),
@@ -129,7 +133,7 @@ impl Config {
         };
         let b = &raw["browser"];
         if let Some(p) = b.get("dialog_policy") {
-            c.dialog_policy = policy(p)?;
+            c.dialog_policy = parse_dialog_policy(p)?;
         }
         if let Some(t) = b.get("dialog_timeout_s").and_then(Value::as_f64) {
             c.dialog_timeout_s = t;
@@ -209,7 +213,7 @@ fn check(v: &Value, prefix: &str) -> Result<(), ConfigError> {
                 check(x, &path)?;
             }
             Kind::Policy => {
-                policy(x).map_err(|e| ConfigError(format!("`{path}`: {}", e.0)))?;
+                parse_dialog_policy(x).map_err(|e| ConfigError(format!("`{path}`: {}", e.0)))?;
             }
             Kind::PositiveNumber => {
                 if !x.as_f64().is_some_and(|n| n > 0.0 && n.is_finite()) {
@@ -241,7 +245,7 @@ const POLICY_HELP: &str = "must_respond, auto_dismiss or auto_accept";
 /// `browser.dialog_policy`: `must_respond` | `auto_dismiss` | `auto_accept`, or a map from
 /// dialog type (`alert`, `confirm`, `prompt`, `beforeunload`) to one of those; types not
 /// in the map keep `must_respond`.
-fn policy(v: &Value) -> Result<DialogPolicy, ConfigError> {
+pub fn parse_dialog_policy(v: &Value) -> Result<DialogPolicy, ConfigError> {
     let action = |x: &Value, at: &str| -> Result<DialogAction, ConfigError> {
         x.as_str()
             .and_then(DialogAction::parse)
