@@ -332,8 +332,9 @@ impl CdpSupervisor {
         st.stopped_reason = Some(reason.to_string());
     }
 
-    /// Closes every tab of this session (`Target.closeTarget`).
-    pub async fn close_tabs(&self) {
+    /// Closes every tab of this session (`Target.closeTarget`) and waits (≤ 3 s) until the
+    /// browser has dropped them. Returns the tab ids still open after that (normally none).
+    pub async fn close_tabs(&self) -> Vec<String> {
         let ids: Vec<String> = self
             .inner
             .lock()
@@ -342,15 +343,28 @@ impl CdpSupervisor {
             .filter(|t| t.state != "closed")
             .map(|t| t.tab_id.clone())
             .collect();
-        for id in ids {
-            let _ = self
-                .inner
-                .conn()
+        let conn = self.inner.conn();
+        for id in &ids {
+            let _ = conn
                 .call(None, "Target.closeTarget", json!({"targetId": id}), 3_000)
                 .await;
         }
+        // Target.closeTarget answers before the target is gone: wait for the
+        // Target.targetDestroyed events (bounded), and return the ids still open
+        let deadline = Instant::now() + Duration::from_millis(CLOSE_WAIT_MS);
+        let open = |st: &State| -> Vec<String> {
+            ids.iter()
+                .filter(|id| st.tab(id).is_some_and(|t| t.state != "closed"))
+                .cloned()
+                .collect()
+        };
+        self.wait_for(deadline, |st| open(st).is_empty().then_some(())).await;
+        open(&self.inner.lock())
     }
 }
+
+/// How long [`CdpSupervisor::close_tabs`] waits for the browser to drop closed tabs, ms.
+const CLOSE_WAIT_MS: u64 = 3_000;
 
 pub(crate) fn record(d: &PendingDialog, by: &str, action: Option<&str>) -> DialogRecord {
     DialogRecord {
