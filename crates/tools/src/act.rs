@@ -70,10 +70,18 @@ impl Session {
             .into_iter()
             .map(|(id, url)| json!({"tab_id": id, "url": url, "opener_tab": tab, "cause": "click"}))
             .collect();
+        let downloads = if dialog.is_none() {
+            self.action_downloads(tab, seq_before).await
+        } else {
+            vec![]
+        };
         let url = self.sup.state().tab(tab).map(|t| t.url.clone()).unwrap_or_default();
         let mut v = json!({"url": url});
         if !opened.is_empty() {
             v["opened_tabs"] = json!(opened);
+        }
+        if !downloads.is_empty() {
+            v["downloads"] = json!(downloads);
         }
         if let Some(d) = dialog {
             v["dialog"] = json!(d);
@@ -98,6 +106,7 @@ impl Session {
                 t["url"].as_str().unwrap_or("")
             ));
         }
+        s.push_str(&crate::downloads::action_text(v));
         s
     }
 

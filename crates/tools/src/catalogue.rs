@@ -17,11 +17,12 @@ pub fn catalogue() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
             name: "browser_navigate",
-            description: "Open a URL in the current tab. Waits for the load event (a page whose load never fires returns as status \"partial\" once it is usable). If the page raises a dialog (alert, beforeunload, ...) the call returns at once with status \"blocked_by_dialog\"; answer it with browser_dialog. Recovers a crashed tab.",
+            description: "Open a URL in the current tab. By default waits for DOMContentLoaded, then for the load event for at most 5 s; a page whose load never fires returns as status \"partial\" (usable) with its lifecycle and outstanding requests. A URL that answers with a file is status \"download\" (file name, bytes, state, path). If the page raises a dialog (alert, beforeunload, ...) the call returns at once with status \"blocked_by_dialog\"; answer it with browser_dialog. Recovers a crashed tab.",
             input_schema: obj(
                 json!({
                     "url": {"type": "string", "description": "Absolute URL (http, https, file, data, about)."},
-                    "timeout_ms": {"type": "integer", "minimum": 100, "maximum": 300000, "description": "Deadline in ms (default 30000); honoured exactly."}
+                    "timeout_ms": {"type": "integer", "minimum": 100, "maximum": 300000, "description": "Deadline in ms (default 30000); honoured exactly: with it the call waits for load until this deadline."},
+                    "wait_until": {"type": "string", "enum": ["commit", "domcontentloaded", "load"], "description": "What to wait for: commit (the new document exists), domcontentloaded, or load (until timeout_ms). Default: DOMContentLoaded, then load for at most 5 s."}
                 }),
                 &["url"],
             ),

@@ -7,6 +7,7 @@
 mod act;
 pub mod args;
 mod catalogue;
+mod downloads;
 mod keys;
 mod misc;
 mod nav;

@@ -124,7 +124,10 @@ impl Session {
                 }
             ));
         }
-        (text, json!({"tabs": tabs}))
+        drop(st);
+        let (dl_text, downloads) = self.downloads_listing();
+        text.push_str(&dl_text);
+        (text, json!({"tabs": tabs, "downloads": downloads}))
     }
 
     pub(crate) async fn tab_activate(&self, a: &Value) -> Done {

@@ -20,6 +20,17 @@ enum Wait {
     Partial(&'static str),
 }
 
+/// How long to wait for `load` once `DOMContentLoaded` fired.
+#[derive(Clone, Copy, PartialEq)]
+enum LoadWait {
+    /// Not at all (`wait_until: "domcontentloaded"`).
+    Skip,
+    /// At most [`LOAD_CAP_MS`] (the default).
+    Capped,
+    /// Until the deadline (`wait_until: "load"`, or an explicit `timeout_ms`).
+    Deadline,
+}
+
 impl Session {
     /// Waits for the top frame's document `loader` to load, raced with dialogs.
     /// Returns the lifecycle events seen and how the wait ended.
@@ -29,7 +40,7 @@ impl Session {
         loader: Option<&str>,
         before: &str,
         deadline: Instant,
-        explicit: bool,
+        load: LoadWait,
     ) -> Result<(Wait, Vec<String>), Value> {
         let fire = |st: &tabgate_supervisor::State, ev: &str| {
             st.frames.get(tab).is_some_and(|f| {
@@ -51,10 +62,10 @@ impl Session {
             {
                 return Wait::Partial("DOMContentLoaded did not fire before the deadline");
             }
-            let cap = if explicit {
-                deadline
-            } else {
-                deadline.min(Instant::now() + Duration::from_millis(LOAD_CAP_MS))
+            let cap = match load {
+                LoadWait::Skip => return Wait::Complete,
+                LoadWait::Deadline => deadline,
+                LoadWait::Capped => deadline.min(Instant::now() + Duration::from_millis(LOAD_CAP_MS)),
             };
             match sup.wait_for(cap, |st| fire(st, "load").then_some(())).await {
                 Some(()) => Wait::Complete,
@@ -100,31 +111,48 @@ impl Session {
             .get(&tab)
             .map(|f| f.lifecycle_loader.clone())
             .unwrap_or_default();
+        let seq = self.sup.state().seq;
         let conn = self.sup.conn();
         let nav = conn.call(Some(&sid), "Page.navigate", json!({"url": url}), timeout);
         let r = match race_dialog(&self.sup, &tab, nav).await {
             Raced::Dialog(d) => return Ok(blocked(&url, json!({"dialog": d, "lifecycle": []}))),
             Raced::Done(Err(tabgate_cdp::CdpError::Timeout { .. })) => {
+                let pending = outstanding(&self.sup.state(), &tab);
                 return Err(ToolError::new(
                     "navigation_timeout",
-                    format!("no response for {url} within {timeout} ms; check the URL or raise timeout_ms"),
-                ))
+                    format!(
+                        "no response for {url} within {timeout} ms (nothing committed; the tab still shows the previous page); check the URL or raise timeout_ms{}",
+                        outstanding_text(&pending)
+                    ),
+                )
+                .with(json!({"url": url, "timeout_ms": timeout, "outstanding_requests": pending})));
             }
             Raced::Done(r) => r?,
         };
         if let Some(err) = r.get("errorText").and_then(Value::as_str).filter(|e| !e.is_empty()) {
+            // a URL that answers with an attachment is a download, not a failed navigation
+            if let Some(res) = self.navigation_download(&tab, seq, deadline).await {
+                return Ok(res);
+            }
             return Err(
                 ToolError::new("navigation_failed", format!("navigation to {url} failed: {err}"))
                     .with(json!({"url": url})),
             );
         }
         let loader = r.get("loaderId").and_then(Value::as_str).map(str::to_string);
+        let load = match str_arg(a, "wait_until") {
+            Some("domcontentloaded") => LoadWait::Skip,
+            Some("load") => LoadWait::Deadline,
+            _ if explicit.is_some() => LoadWait::Deadline,
+            _ => LoadWait::Capped,
+        };
         let (wait, lifecycle) = match &loader {
             None => (Wait::Complete, vec![]), // same-document navigation (#hash, pushState)
-            Some(l) => match self
-                .wait_loaded(&tab, Some(l), &before, deadline, explicit.is_some())
-                .await
-            {
+            Some(_) if str_arg(a, "wait_until") == Some("commit") => {
+                let lc = self.sup.state().frames.get(&tab).map(|f| f.lifecycle.clone());
+                (Wait::Complete, lc.unwrap_or_default())
+            }
+            Some(l) => match self.wait_loaded(&tab, Some(l), &before, deadline, load).await {
                 Ok(x) => x,
                 Err(b) => return Ok(blocked(&url, b)),
             },
@@ -170,13 +198,18 @@ impl Session {
         let mut text = format!(
             "Navigated to {url} (status: {status}; title: {title:?}). Take a browser_snapshot to see the page."
         );
+        let mut v =
+            json!({"status": status, "url": url, "title": title, "tab_id": tab, "lifecycle": lifecycle, "reason": why});
         if let Some(w) = why {
-            text.push_str(&format!("\nPartial: {w}. Lifecycle so far: {}.", lifecycle.join(", ")));
+            let pending = outstanding(&self.sup.state(), tab);
+            text.push_str(&format!(
+                "\nPartial: {w}. Lifecycle so far: {}.{}",
+                lifecycle.join(", "),
+                outstanding_text(&pending)
+            ));
+            v["outstanding_requests"] = json!(pending);
         }
-        (
-            text,
-            json!({"status": status, "url": url, "title": title, "tab_id": tab, "lifecycle": lifecycle, "reason": why}),
-        )
+        (text, v)
     }
 
     pub(crate) async fn back(&self) -> Done {
@@ -232,7 +265,7 @@ impl Session {
         let (wait, lc) = if bf.is_some() {
             (Wait::Complete, vec![])
         } else {
-            match self.wait_loaded(&tab, None, &before, deadline, false).await {
+            match self.wait_loaded(&tab, None, &before, deadline, LoadWait::Capped).await {
                 Ok(x) => x,
                 Err(b) => return Ok(blocked(&target, b)),
             }
@@ -308,6 +341,32 @@ impl Session {
             json!({"pending_dialogs": st.pending, "recent_dialogs": recent, "frame_tree": tree, "page_target_id": tab}),
         )
     }
+}
+
+/// The tab's outstanding requests as `{url, type, pending_ms}`, oldest first.
+fn outstanding(st: &tabgate_supervisor::State, tab: &str) -> Vec<Value> {
+    let now = tabgate_supervisor::now_epoch();
+    st.outstanding(tab)
+        .into_iter()
+        .map(|r| json!({"url": r.url, "type": r.resource_type, "pending_ms": ((now - r.started_at) * 1000.0) as u64}))
+        .collect()
+}
+
+/// `\nOutstanding requests (2): GET …` for result texts (at most 10 listed).
+fn outstanding_text(list: &[Value]) -> String {
+    if list.is_empty() {
+        return String::new();
+    }
+    let mut s = format!("\nOutstanding requests ({}):", list.len());
+    for r in list.iter().take(10) {
+        s.push_str(&format!(
+            "\n- {} {} (pending {} ms)",
+            r["type"].as_str().unwrap_or(""),
+            r["url"].as_str().unwrap_or(""),
+            r["pending_ms"]
+        ));
+    }
+    s
 }
 
 fn merge(v: &mut Value, extra: Value) {
