@@ -101,7 +101,18 @@ impl Session {
             }
             Err(e) => return Err(e),
         };
-        if let Some(d) = self.sup.state().pending.iter().find(|d| d.tab_id == tab) {
+        // A dialog left open across a CDP reconnect wedges its tab (Chromium lets only the
+        // old connection answer it, and it blocks navigation): replace the tab.
+        let (tab, sid) = if self.sup.state().pending.iter().any(|d| d.tab_id == tab && d.stale) {
+            let new = self.sup.replace_tab(&tab).await?;
+            recovered = Some(format!(
+                "tab {tab} was blocked by a dialog that could not be answered after a reconnect; opened tab {new} in its place"
+            ));
+            self.current()?
+        } else {
+            (tab, sid)
+        };
+        if let Some(d) = self.sup.state().pending.iter().find(|d| d.tab_id == tab && !d.stale) {
             return Err(dialog_error(d));
         }
         let before = self
@@ -214,7 +225,7 @@ impl Session {
 
     pub(crate) async fn back(&self) -> Done {
         let (tab, sid) = self.current()?;
-        if let Some(d) = self.sup.state().pending.iter().find(|d| d.tab_id == tab) {
+        if let Some(d) = self.sup.state().pending.iter().find(|d| d.tab_id == tab && !d.stale) {
             return Err(dialog_error(d));
         }
         let h = self
