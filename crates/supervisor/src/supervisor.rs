@@ -290,6 +290,20 @@ impl CdpSupervisor {
                         message: format!("dialog_id '{id}' not found (pending: {ids:?})"),
                         details: json!({"pending": st.pending}),
                     })?,
+                // several pending: the one on the current tab is the obvious choice
+                None if st.pending.len() > 1
+                    && st
+                        .pending
+                        .iter()
+                        .filter(|d| Some(&d.tab_id) == st.current.as_ref())
+                        .count()
+                        == 1 =>
+                {
+                    st.pending
+                        .iter()
+                        .position(|d| Some(&d.tab_id) == st.current.as_ref())
+                        .unwrap_or(0)
+                }
                 None if st.pending.len() > 1 => {
                     return Err(SupervisorError {
                         code: "ambiguous_dialog",

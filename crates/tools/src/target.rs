@@ -89,11 +89,15 @@ pub async fn call(sup: &CdpSupervisor, t: &Target, method: &str, args: &[Value])
 }
 
 /// Offset of a frame's viewport in the tab's top viewport (CSS px): the sum of each owner
-/// `<iframe>`'s content-box origin up the frame chain (OOPIFs included).
+/// `<iframe>`'s content-box origin up the frame chain (OOPIFs included), each owner scrolled
+/// into view in its parent first. `local` is a point in the frame's own viewport: it must
+/// fall inside every ancestor frame's visible box, else the element cannot be hit
+/// (`not_visible`, clipped by a frame).
 pub async fn frame_offset(
     sup: &CdpSupervisor,
     refs: &std::sync::Mutex<Refs>,
     frame: &Frame,
+    local: (f64, f64),
 ) -> Result<(f64, f64), ToolError> {
     let frames: Vec<Frame> = sup
         .state()
@@ -102,7 +106,7 @@ pub async fn frame_offset(
         .filter(|f| f.tab_id == frame.tab_id)
         .cloned()
         .collect();
-    let (mut x, mut y) = (0.0, 0.0);
+    let (mut x, mut y) = local;
     let mut cur = frame.clone();
     while let Some(pid) = cur.parent_frame_id.clone() {
         let parent = frames
@@ -117,12 +121,22 @@ pub async fn frame_offset(
             )
         })?;
         let o = eval_world(sup, &parent, &format!("globalThis.__tabgate.contentOrigin({owner})")).await?;
+        let (w, h) = (o["w"].as_f64().unwrap_or(f64::MAX), o["h"].as_f64().unwrap_or(f64::MAX));
+        if x < 0.0 || y < 0.0 || x >= w || y >= h {
+            return Err(ToolError::new(
+                "not_visible",
+                format!("the element lies outside the visible area of its enclosing frame ({w:.0}×{h:.0} px) at ({x:.0}, {y:.0}); scroll inside that frame (browser_scroll with a ref in it) or use a larger viewport"),
+            ));
+        }
         x += o["x"].as_f64().unwrap_or(0.0);
         y += o["y"].as_f64().unwrap_or(0.0);
         cur = parent;
     }
     Ok((x, y))
 }
+
+/// Pause before re-measuring an element inside frames, ms (about three compositor frames).
+const FRAME_SETTLE_MS: u64 = 50;
 
 /// The element's centre in the top viewport after scrolling it into view, and whether it
 /// is the topmost element there (`hit`).
@@ -132,8 +146,16 @@ pub async fn point(
     t: &Target,
 ) -> Result<(f64, f64, Value), ToolError> {
     let p = call(sup, t, "point", &[]).await?;
-    let (ox, oy) = frame_offset(sup, refs, &t.frame).await?;
-    let x = p["x"].as_f64().unwrap_or(0.0) + ox;
-    let y = p["y"].as_f64().unwrap_or(0.0) + oy;
+    let local = (p["x"].as_f64().unwrap_or(0.0), p["y"].as_f64().unwrap_or(0.0));
+    let (x, y) = frame_offset(sup, refs, &t.frame, local).await?;
+    if t.frame.parent_frame_id.is_none() {
+        return Ok((x, y, p));
+    }
+    // Inside frames the browser routes input by hit-test data that the compositor updates
+    // a frame after a scroll: let it catch up, and measure again.
+    tokio::time::sleep(std::time::Duration::from_millis(FRAME_SETTLE_MS)).await;
+    let p = call(sup, t, "point", &[]).await?;
+    let local = (p["x"].as_f64().unwrap_or(0.0), p["y"].as_f64().unwrap_or(0.0));
+    let (x, y) = frame_offset(sup, refs, &t.frame, local).await?;
     Ok((x, y, p))
 }
