@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cargo build --release -q -p tabgate
-exec target/release/tabgate "${@:-serve}"
+exec "${CARGO_TARGET_DIR:-target}/release/tabgate" "${@:-serve}"

@@ -16,7 +16,7 @@ use tabgate_tools::{Session, SessionConfig};
 
 pub use args::BrowserArgs;
 
-/// tabgate: a browser gateway for AI agents (MCP, HTTP, CLI) over the Chrome DevTools Protocol.
+/// tabgate: a browser gateway for AI agents (MCP over stdio and HTTP, an HTTP API) over the Chrome DevTools Protocol.
 #[derive(Debug, Parser)]
 #[command(name = "tabgate", version, about, propagate_version = true)]
 struct Cli {
