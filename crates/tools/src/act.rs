@@ -241,13 +241,8 @@ impl Session {
         let values = a.get("values").cloned().unwrap_or(json!([]));
         let r = target::call(&self.sup, &t, "selectOption", std::slice::from_ref(&values)).await?;
         if r.get("custom").is_some() {
-            return Err(ToolError::new(
-                "not_a_select",
-                format!(
-                    "{} {:?} is not a native <select>; click it to open it and click the option's ref",
-                    t.entry.role, t.entry.name
-                ),
-            ));
+            // an ARIA combobox or another custom dropdown: open it and click the option
+            return self.select_custom(&t, &values).await;
         }
         // read back after the page's own change handlers ran
         tokio::time::sleep(Duration::from_millis(30)).await;

@@ -30,9 +30,47 @@ pub fn catalogue() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "browser_snapshot",
-            description: "Accessibility snapshot of the current tab: one node per line, `- role \"name\" [attrs] [ref=eN]`, including same-origin and cross-origin iframes and shadow roots. Use the refs with the action tools. Also returns pending_dialogs, recent_dialogs and frame_tree.",
+            description: "Accessibility snapshot of the current tab: one node per line, `- role \"name\" [attrs] [ref=eN]`, including same-origin and cross-origin iframes and shadow roots. Use the refs with the action tools. Also returns pending_dialogs, recent_dialogs and frame_tree. A page too big for max_tokens shows every list cut to its first items, each cut list ending with \"… N more\" and the call that shows the rest; `ref` shows one element's subtree, offset/limit page through it, search/interactive_only narrow the view, diff shows only what changed.",
             input_schema: obj(
-                json!({"full": {"type": "boolean", "description": "Keep every node (default false drops wrappers that carry no meaning; interactive elements are always kept)."}}),
+                json!({
+                    "full": {"type": "boolean", "description": "Keep every node (default false drops wrappers that carry no meaning; interactive elements are always kept)."},
+                    "ref": {"type": "string", "description": "Only this element's subtree (a ref from an earlier snapshot or browser_find)."},
+                    "offset": {"type": "integer", "minimum": 0, "description": "First child of `ref` (or first top-level node) to show."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "How many children of `ref` (or top-level nodes) to show."},
+                    "interactive_only": {"type": "boolean", "description": "Only elements with a ref (what can be acted on)."},
+                    "search": {"type": "string", "description": "Only nodes whose name or text contains this (case-insensitive), with their ancestors."},
+                    "max_tokens": {"type": "integer", "minimum": 500, "maximum": 200000, "description": "Size budget of the snapshot text (default 24000, about 72,000 characters)."},
+                    "diff": {"type": "boolean", "description": "Only the lines added (+) and removed (-) since the previous snapshot of this tab."}
+                }),
+                &[],
+            ),
+            needs_cdp: false,
+        },
+        ToolSpec {
+            name: "browser_find",
+            description: "Find elements and text in every frame of the current tab (same-origin and cross-origin iframes, shadow roots), exactly as browser_snapshot sees them, without paging through the snapshot. Each match comes with a ref that acts on it, the nearest named container (e.g. its table row) and the iframes it is inside.",
+            input_schema: obj(
+                json!({
+                    "text": {"type": "string", "description": "Text contained in the element's name or text (case-insensitive)."},
+                    "role": {"type": "string", "description": "Role: button, link, textbox, checkbox, heading, row, option, text, ..."},
+                    "name": {"type": "string", "description": "Accessible name contains this (case-insensitive)."},
+                    "exact": {"type": "boolean", "description": "Whole-name match instead of contains."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 500, "description": "Most matches listed (default 20); the total is always given."}
+                }),
+                &[],
+            ),
+            needs_cdp: false,
+        },
+        ToolSpec {
+            name: "browser_wait_for",
+            description: "Wait until text appears (`text`), text disappears (`gone`) or an element becomes visible (`ref`), in any frame of the current tab, checked the way browser_snapshot sees the page. Returns as soon as it holds, with refs for the matches; fails with wait_timeout after timeout_ms.",
+            input_schema: obj(
+                json!({
+                    "text": {"type": "string", "description": "Text to appear."},
+                    "gone": {"type": "string", "description": "Text to disappear."},
+                    "ref": {"type": "string", "description": REF},
+                    "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 120000, "description": "How long to wait (default 5000)."}
+                }),
                 &[],
             ),
             needs_cdp: false,
@@ -54,10 +92,28 @@ pub fn catalogue() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "browser_select_option",
-            description: "Select option(s) of a <select> by value or visible label; fires input and change, and reads the selection back.",
+            description: "Select option(s) by value or visible label and read the selection back. A native <select> is set and gets input and change events (error selection_reverted when the page puts the old value back); a custom dropdown (ARIA combobox, or anything that opens role=option items) is opened with a click and the option clicked. A missing option fails with the available ones listed.",
             input_schema: obj(
                 json!({"ref": {"type": "string", "description": REF}, "values": {"type": "array", "items": {"type": "string"}, "minItems": 1}}),
                 &["ref", "values"],
+            ),
+            needs_cdp: false,
+        },
+        ToolSpec {
+            name: "browser_hover",
+            description: "Move the real mouse pointer onto an element (CSS :hover, mouseenter and mouseover run as for a person) and leave it there: menus that open on hover stay open for the next snapshot and click.",
+            input_schema: obj(json!({"ref": {"type": "string", "description": REF}}), &["ref"]),
+            needs_cdp: false,
+        },
+        ToolSpec {
+            name: "browser_upload",
+            description: "Upload files. With `ref` of an <input type=file> (or its label) the files are set on it; with the ref of a button or drop zone that opens a file chooser, it is clicked and the chooser answered. Without `ref`, answers a file chooser a click already opened (paths: [] cancels it). Paths must be absolute and under the allowed upload directories.",
+            input_schema: obj(
+                json!({
+                    "ref": {"type": "string", "description": REF},
+                    "paths": {"type": "array", "items": {"type": "string"}, "description": "Absolute file paths."}
+                }),
+                &["paths"],
             ),
             needs_cdp: false,
         },

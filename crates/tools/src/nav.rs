@@ -286,11 +286,11 @@ impl Session {
 
     pub(crate) async fn snapshot(&self, a: &Value) -> Done {
         let (tab, _) = self.current()?;
-        let full = bool_arg(a, "full");
+        let opts = self.snapshot_opts(a, &tab)?;
         let paused = self.sup.state().pending.iter().find(|d| d.tab_id == tab).cloned();
         let snap = match paused {
             Some(d) => Err(d),
-            None => match race_dialog(&self.sup, &tab, snapshot::take(&self.sup, &self.refs, &tab, full)).await {
+            None => match race_dialog(&self.sup, &tab, snapshot::take_opts(&self.sup, &self.refs, &tab, &opts)).await {
                 Raced::Done(r) => Ok(r?),
                 Raced::Dialog(d) => Err(d),
             },
@@ -299,10 +299,25 @@ impl Session {
         match snap {
             Ok(s) => {
                 let mut text = format!("Tab {tab} · {:?} · {}\n{}", s.title, s.url, s.text);
-                *self.last_snapshot.lock().unwrap_or_else(|p| p.into_inner()) = Some((tab.clone(), text.clone()));
+                let prev = self
+                    .last_snapshot
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .replace((tab.clone(), text.clone()))
+                    .filter(|(t, _)| *t == tab);
+                if let (true, Some((_, old))) = (bool_arg(a, "diff"), prev) {
+                    let (d, added, removed) = crate::find::diff_text(&old, &text);
+                    text = format!(
+                        "Tab {tab} · {:?} · {} — changes since the previous snapshot: {added} lines added (+), {removed} removed (-)\n{d}",
+                        s.title, s.url
+                    );
+                }
                 text.push_str(&extra_text);
                 let mut v =
                     json!({"tab_id": tab, "url": s.url, "title": s.title, "snapshot": s.text, "element_count": s.refs});
+                if let Some(t) = &s.truncated {
+                    v["truncated"] = t.clone();
+                }
                 merge(&mut v, sup_json);
                 if !s.unreadable.is_empty() {
                     v["unreadable_frames"] = json!(s.unreadable);

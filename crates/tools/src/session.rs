@@ -152,6 +152,10 @@ impl Session {
             "browser_dialog" => self.dialog(a).await,
             "browser_cdp" => self.cdp(a).await,
             "browser_console" => self.console(a).await,
+            "browser_find" => self.find(a).await,
+            "browser_wait_for" => self.wait_for(a).await,
+            "browser_hover" => self.hover(a).await,
+            "browser_upload" => self.upload(a).await,
             _ => Err(ToolError::new("unknown_tool", format!("no tool named {name:?}"))),
         }
     }

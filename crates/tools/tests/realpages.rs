@@ -140,7 +140,291 @@ fn case25_never_loading_page_returns_partial_with_outstanding_requests() {
     })
 }
 
-#[allow(dead_code)]
-fn unused(_: &str) -> Option<String> {
-    find_ref("", "", "")
+/// Case 10 on one page: find, wait_for and snapshot{search} reach the heading inside the
+/// iframe, and its ref acts there.
+async fn locate_inner_text(t: &T, page: &str) -> Value {
+    t.goto(&t.site.a(page)).await;
+    let f = t.json("browser_find", json!({"text": "Inner text"})).await;
+    assert_eq!(f["total"], 1, "{f}");
+    let m = &f["matches"][0];
+    assert_eq!(m["role"], "heading", "{f}");
+    assert_eq!(m["frames"], json!(["Inner"]), "{f}");
+    assert_ne!(
+        m["frame_id"],
+        json!(t.s.supervisor().state().current.clone()),
+        "in the child frame: {f}"
+    );
+    let r = m["ref"].as_str().unwrap().to_string();
+    // the ref acts in the frame: a screenshot of it, and a subtree snapshot of it
+    let shot = t.raw("browser_screenshot", json!({"ref": r})).await;
+    assert!(shot.error.is_none() && shot.image_png.is_some(), "{}", shot.text);
+    let sub = t.ok("browser_snapshot", json!({"ref": r})).await;
+    assert!(sub.contains("heading \"Inner text\""), "{sub}");
+    let w = t
+        .json("browser_wait_for", json!({"text": "Inner text", "timeout_ms": 2000}))
+        .await;
+    assert_eq!(w["matches"][0]["ref"], m["ref"], "{w}");
+    let s = t.ok("browser_snapshot", json!({"search": "Inner"})).await;
+    assert!(s.contains("heading \"Inner text\""), "{s}");
+    assert!(s.contains("iframe \"Inner\""), "{s}");
+    assert!(
+        !s.contains("Outer text"),
+        "search shows matches and their ancestors only: {s}"
+    );
+    // gone: Outer text stays, so waiting for it to go times out
+    let e = t
+        .err(
+            "browser_wait_for",
+            json!({"gone": "Outer text", "timeout_ms": 300}),
+            "wait_timeout",
+        )
+        .await;
+    assert!(e.contains("Outer text"), "{e}");
+    json!({"role": m["role"], "name": m["name"], "frames": m["frames"], "total": f["total"]})
+}
+
+#[test]
+fn case10_find_and_wait_walk_the_same_frames_as_the_snapshot() {
+    run(async {
+        let t = T::new().await;
+        let same = locate_inner_text(&t, "iframe-text.html").await;
+        let xsite = locate_inner_text(&t, "iframe-text-xsite.html").await;
+        assert_eq!(same, xsite, "same-origin and OOPIF results are identical");
+        // wait_for sees text that appears later, in a frame
+        t.goto(&t.site.a("iframe-text.html")).await;
+        t.eval("setTimeout(function(){ var d = document.querySelector('iframe').contentDocument; var p = d.createElement('p'); p.textContent = 'Late arrival'; d.body.appendChild(p); }, 400)")
+            .await;
+        let w = t
+            .json("browser_wait_for", json!({"text": "Late arrival", "timeout_ms": 5000}))
+            .await;
+        assert_eq!(w["matches"][0]["frames"], json!(["Inner"]), "{w}");
+        let f = t
+            .json("browser_find", json!({"role": "heading", "name": "outer"}))
+            .await;
+        assert_eq!(f["total"], 1, "{f}");
+        assert_eq!(f["matches"][0]["frames"], json!([]), "{f}");
+    })
+}
+
+#[test]
+fn case17_native_and_custom_selects_are_read_back() {
+    run(async {
+        let t = T::new().await;
+        t.goto(&t.site.a("selects.html")).await;
+        let snap = t.snapshot().await;
+        let native = find_ref(&snap, "combobox", "Program").expect("native select");
+        let r = t
+            .json("browser_select_option", json!({"ref": native, "values": ["Nutrition"]}))
+            .await;
+        assert_eq!(r["selected"], json!(["Nutrition"]), "{r}");
+        assert!(
+            t.log("native", "Nutrition").await,
+            "the framework kept it: {:?}",
+            t.site.logs()
+        );
+        // a framework that always puts the old value back
+        let locked = find_ref(&snap, "combobox", "Plan").expect("locked select");
+        let m = t
+            .err(
+                "browser_select_option",
+                json!({"ref": locked, "values": ["Premium"]}),
+                "selection_reverted",
+            )
+            .await;
+        assert!(m.contains("Basic"), "{m}");
+        // an ARIA combobox whose listbox is mounted at the end of <body> when opened
+        let combo = find_ref(&snap, "combobox", "Service").expect("custom combobox");
+        let r = t
+            .json("browser_select_option", json!({"ref": combo, "values": ["Coaching"]}))
+            .await;
+        assert_eq!(r["selected"], json!(["Coaching"]), "{r}");
+        assert!(t.log("combo", "Coaching").await);
+        let m = t
+            .err(
+                "browser_select_option",
+                json!({"ref": combo, "values": ["Nonexistent"]}),
+                "missing_option",
+            )
+            .await;
+        assert!(
+            m.contains("Nutrition") && m.contains("Coaching") && m.contains("Therapy"),
+            "lists the options: {m}"
+        );
+    })
+}
+
+#[test]
+fn case18_hover_opens_a_css_hover_menu_and_the_click_lands() {
+    run(async {
+        let t = T::new().await;
+        t.goto(&t.site.a("hover-menu.html")).await;
+        let before = t.snapshot().await;
+        assert!(!before.contains("Laptops"), "hidden until hovered: {before}");
+        let f = t.json("browser_find", json!({"text": "Products"})).await;
+        let products = f["matches"][0]["ref"].as_str().expect("a ref for Products").to_string();
+        t.ok("browser_hover", json!({"ref": products})).await;
+        let laptops = t.find("link", "Laptops").await;
+        t.ok("browser_click", json!({"ref": laptops})).await;
+        assert!(t.log("menu", "laptops").await, "{:?}", t.site.logs());
+    })
+}
+
+#[test]
+fn case24_upload_through_the_chooser_or_the_input() {
+    run(async {
+        let t = T::new().await;
+        let dir = tempfile_dir("upload");
+        let a = dir.join("a.txt");
+        let b = dir.join("b.png");
+        std::fs::write(&a, "hello").unwrap();
+        std::fs::write(&b, [0x89u8, b'P', b'N', b'G', 0, 0, 0, 0]).unwrap();
+        let paths = json!([a.to_string_lossy(), b.to_string_lossy()]);
+        t.goto(&t.site.a("upload.html")).await;
+        // a styled button that forwards to a hidden <input type=file>
+        let button = t.find("button", "Upload files").await;
+        let r = t.json("browser_upload", json!({"ref": button, "paths": paths})).await;
+        assert_eq!(r["via"], "file_chooser", "{r}");
+        assert!(
+            t.log("files", r#"[["a.txt",5],["b.png",8]]"#).await,
+            "{:?}",
+            t.site.logs()
+        );
+        // a drop zone that opens the chooser
+        let zone = t.find("button", "Drop zone").await;
+        t.json("browser_upload", json!({"ref": zone, "paths": [a.to_string_lossy()]}))
+            .await;
+        assert!(t.log("files", r#"[["a.txt",5]]"#).await);
+        // the file input itself (visually hidden, reached through its label)
+        let doc = t.find("button", "Attach a document").await;
+        let r = t
+            .json("browser_upload", json!({"ref": doc, "paths": [b.to_string_lossy()]}))
+            .await;
+        assert_eq!(r["via"], "input", "{r}");
+        assert!(t.log("doc", r#"[["b.png",8]]"#).await);
+        // a chooser opened by a plain click is one pending state, answered or cancelled
+        t.ok("browser_click", json!({"ref": button})).await;
+        t.ok("browser_click", json!({"ref": button})).await;
+        let r = t.json("browser_upload", json!({"paths": []})).await;
+        assert_eq!(r["cancelled"], true, "{r}");
+        t.err("browser_upload", json!({"paths": []}), "no_file_chooser").await;
+        // paths outside the allowed roots are refused
+        let m = t
+            .err(
+                "browser_upload",
+                json!({"ref": button, "paths": ["/etc/hostname"]}),
+                "path_not_allowed",
+            )
+            .await;
+        assert!(m.contains("/etc/hostname"), "{m}");
+        t.err(
+            "browser_upload",
+            json!({"ref": button, "paths": ["relative.txt"]}),
+            "invalid_argument",
+        )
+        .await;
+        // the tab is alive
+        assert!(t.snapshot().await.contains("heading \"Upload\""));
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+}
+
+fn tempfile_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("tabgate-test-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn case28_huge_page_fits_the_budget_and_every_part_is_reachable() {
+    run(async {
+        let t = T::new().await;
+        t.goto(&t.site.a("huge.html")).await;
+        // default: under the budget, with a marker, and the footer is still there
+        let o = t.raw("browser_snapshot", json!({})).await;
+        let s = o.text.clone();
+        let v = o.structured.unwrap();
+        assert!(s.chars().count() < 80_000, "{} chars", s.chars().count());
+        assert!(s.contains("[Snapshot limited to ~24,000 tokens"), "{}", &s[..400]);
+        assert!(
+            v["truncated"]["total_nodes"].as_u64().unwrap() > 40_000,
+            "{}",
+            v["truncated"]
+        );
+        assert!(s.contains("link \"Section 50\""), "short lists are whole");
+        assert!(s.contains("button \"Subscribe\""), "the footer is kept");
+        let marker = s
+            .lines()
+            .find(|l| l.contains("more not shown"))
+            .expect("a cut list says so");
+        assert!(marker.contains("browser_snapshot{\"ref\": \"e"), "{marker}");
+        // a smaller budget
+        let small = t.ok("browser_snapshot", json!({"max_tokens": 4000})).await;
+        assert!(small.chars().count() < 4000 * 3 + 2000, "{}", small.chars().count());
+        // only what can be acted on
+        let io = t.ok("browser_snapshot", json!({"interactive_only": true})).await;
+        assert!(!io.contains("row \""), "no rows in interactive_only");
+        // a window of the table
+        let table = find_ref(&s, "table", "Endpoints").expect("the cut table has a ref");
+        let page = t
+            .ok("browser_snapshot", json!({"ref": table, "offset": 10000, "limit": 50}))
+            .await;
+        assert!(
+            page.contains("row \"10000 | endpoint-10000"),
+            "{}",
+            &page[..page.len().min(800)]
+        );
+        assert!(page.contains("row \"10049 | endpoint-10049"));
+        assert!(!page.contains("endpoint-10050 "), "limit honoured");
+        assert!(page.contains("earlier items not shown") && page.contains("more items not shown"));
+        // the footer form by find, without paging
+        let f = t.json("browser_find", json!({"text": "Subscribe"})).await;
+        let sub = f["matches"][0]["ref"].as_str().unwrap().to_string();
+        let f = t
+            .json("browser_find", json!({"role": "textbox", "name": "Email"}))
+            .await;
+        let email = f["matches"][0]["ref"].as_str().unwrap().to_string();
+        t.ok("browser_type", json!({"ref": email, "text": "a@b.example"})).await;
+        t.ok("browser_click", json!({"ref": sub})).await;
+        assert!(t.log("subscribe", "a@b.example").await);
+        // Edit of row 3, found by its row
+        let f = t
+            .json("browser_find", json!({"role": "button", "name": "Edit", "limit": 5}))
+            .await;
+        assert_eq!(f["total"], 20_000, "{}", f["total"]);
+        let third = f["matches"][2].clone();
+        assert!(third["context"].as_str().unwrap().starts_with("row \"3 |"), "{third}");
+        t.ok("browser_click", json!({"ref": third["ref"]})).await;
+        assert!(t.log("edit", "3").await);
+    })
+}
+
+#[test]
+fn clickable_spans_icon_buttons_and_text_areas_are_told_apart() {
+    run(async {
+        let t = T::new().await;
+        t.goto(&t.site.a("clickables.html")).await;
+        let s = t.snapshot().await;
+        // a span with a pointer cursor, a span with an onclick attribute
+        for (role, name, log) in [
+            ("generic", "terms", "terms"),
+            ("generic", "policy", "policy"),
+            ("button", "trash can", "delete"),
+            ("button", "gear", "settings"),
+            ("link", "home", "home"),
+        ] {
+            let r = find_ref(&s, role, name).unwrap_or_else(|| panic!("{role} {name:?} in:\n{s}"));
+            t.ok("browser_click", json!({"ref": r})).await;
+            assert!(t.log("click", log).await, "{role} {name}: {:?}", t.site.logs());
+        }
+        assert!(s.contains("textbox \"Many lines\" [multiline]"), "{s}");
+        assert!(s.contains("textbox \"Single line\" [ref="), "{s}");
+        // a tree of clickable list items: the folder and each file are targets
+        let docs = find_ref(&s, "listitem", "Documents").unwrap_or_else(|| panic!("folder item: {s}"));
+        t.ok("browser_click", json!({"ref": docs})).await;
+        assert!(t.log("tree", "Documents").await);
+        let s = t.snapshot().await;
+        let notes = find_ref(&s, "listitem", "notes.txt").unwrap_or_else(|| panic!("{s}"));
+        t.ok("browser_click", json!({"ref": notes})).await;
+        assert!(t.log("tree", "notes.txt").await);
+    })
 }

@@ -404,6 +404,33 @@
     }
     return '';
   }
+  // The text of a clickable item without its nested lists (a tree folder's own label).
+  var LISTISH = set('ul ol menu');
+  function ownText(el) {
+    var out = [];
+    for (var c = el.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 3) out.push(c.data);
+      else if (c.nodeType === 1 && !LISTISH[c.localName] && !SKIP[c.localName] && vis(c) !== 0) out.push(' ' + contentText(c, null, false) + ' ');
+    }
+    return clean(out.join(''));
+  }
+  // Last resort for an unnamed button or link: the name its icon carries (an image file
+  // name, an svg <use> symbol, an icon font class such as fa-trash or ui-icon-closethick).
+  var ICON_CLASS = /(?:^|\s)(?:fa|bi|icon|glyphicon|ui-icon|mdi|ti|gg|octicon|material-icons)-([a-z0-9-]+)/i;
+  function iconName(el) {
+    var list = el.querySelectorAll('img,svg use,[class]');
+    for (var i = 0; i < list.length && i < 20; i++) {
+      var e = list[i], s = '';
+      if (e.localName === 'img') s = (e.getAttribute('src') || '').split(/[?#]/)[0].split('/').pop().replace(/\.[a-z0-9]+$/i, '');
+      else if (e.localName === 'use') s = (e.getAttribute('href') || e.getAttribute('xlink:href') || '').split('#').pop();
+      if (!s) { var m = ICON_CLASS.exec(typeof e.className === 'string' ? e.className : ''); if (m) s = m[1]; }
+      s = clean(s.replace(/^(?:icon|ic|fa|bi)[-_]/i, '').replace(/[-_]+/g, ' '));
+      if (s && !/^(solid|regular|light|fw|lg|sm|xs|\d+x|data:.*)$/i.test(s)) return s;
+    }
+    var own = ICON_CLASS.exec(typeof el.className === 'string' ? el.className : '');
+    return own ? clean(own[1].replace(/[-_]+/g, ' ')) : '';
+  }
+
   // Name from author attributes only (for generic wrappers).
   function ariaName(el) {
     var v = el.getAttribute('aria-labelledby');
@@ -418,6 +445,7 @@
     if (!n && content && NFC[role]) n = contentText(el, null, false);
     if (!n) n = clean(el.getAttribute('title'));
     if (!n && TEXTY[role]) n = clean(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder'));
+    if (!n && (role === 'button' || role === 'link')) n = iconName(el);
     return cap(n, NAME_CAP);
   }
 
@@ -462,6 +490,7 @@
       v = valueOf(ctl, ctag);
       if (v && role === 'combobox') a += ' [value="' + attrVal(v) + '"]';
     }
+    if (role === 'textbox' && (ctag === 'textarea' || ctl.getAttribute('aria-multiline') === 'true')) a += ' [multiline]';
     if (ctl.required || ctl.getAttribute('aria-required') === 'true') a += ' [required]';
     if (((ctag === 'input' || ctag === 'textarea') && ctl.readOnly && TEXTY[role]) || ctl.getAttribute('aria-readonly') === 'true') a += ' [readonly]';
     if (pointer) a += ' [cursor=pointer]';
@@ -477,7 +506,10 @@
     if (!S.pend.length) return;
     var s = clean(S.pend.join(''));
     S.pend.length = 0;
-    if (s) S.lines.push([S.pendDepth, 'text', cap(s, S.full ? TEXT_CAP_FULL : TEXT_CAP), '', 0]);
+    // a text line carries the negated id of the element holding its first text (for find)
+    var p = S.pendEl;
+    S.pendEl = null;
+    if (s) S.lines.push([S.pendDepth, 'text', cap(s, S.full ? TEXT_CAP_FULL : TEXT_CAP), '', p ? -idOf(p) : 0]);
   }
   function walkKids(n, depth, mode, pcur) {
     var k = kidsOf(n), c;
@@ -492,6 +524,7 @@
     if (nt === 3) {
       if ((mode & (TEXT | REFS)) === TEXT) {
         if (S.pendDepth !== depth) { flush(); S.pendDepth = depth; }
+        if (!S.pendEl && c.data.trim()) { var tp = c.parentNode; S.pendEl = tp && tp.nodeType === 1 ? tp : (tp && tp.host) || null; }
         S.pend.push(c.data);
       }
     } else if (nt === 1) walkEl(c, depth, mode, pcur);
@@ -575,8 +608,11 @@
     if (ce && !el.hasAttribute('role')) role = 'textbox';
     var inter = !!(INTERACTIVE[role] || ce || (A && tabbable(el)));
     var pointer = false;
-    if (!inter && !(mode & (INTER | REFS)) && vs === 1 && cur === 'pointer' && pcur !== 'pointer' &&
-        tag !== 'label' && tag !== 'body' && tag !== 'html') {
+    // what a person can click: a pointer cursor that starts here (or on a list item: each
+    // item of a clickable list is its own target), an onclick attribute, a popup trigger
+    if (!inter && !(mode & (INTER | REFS)) && vs === 1 && tag !== 'label' && tag !== 'body' && tag !== 'html' &&
+        ((cur === 'pointer' && (pcur !== 'pointer' || tag === 'li')) ||
+         (A && (el.hasAttribute('onclick') || /^(true|menu|listbox|tree|grid|dialog)$/.test(el.getAttribute('aria-haspopup') || ''))))) {
       pointer = inter = true;
       if (role === 'none') role = 'generic';
     }
@@ -602,12 +638,27 @@
       return;
     }
 
-    var id = (inter || full) ? idOf(el) : 0;
+    // elements without a ref carry their id negated: Rust gives them a ref only when it
+    // must name them (a container cut short by the size budget, a find result)
+    var id = (inter || full) ? idOf(el) : -idOf(el);
     var nfc = NFC[role] === 1;
-    var genericish = role === 'generic' || role === 'none';
+    // an element clickable only by its cursor or handler is named from its content
+    var genericish = role === 'generic' || role === 'none' || (pointer && !INTERACTIVE[role]);
+    var shownRole = role === 'none' ? 'generic' : role;
     if (inter) S.nInter++;
     var kmode = inter ? (cmode | INTER) : cmode;
 
+    if (pointer && !full && genericish && el.getElementsByTagName('li').length) {
+      // a clickable item that holds a list of items (a tree folder): named by its own
+      // text; the nested items are walked as usual and get their own refs
+      emit(depth, shownRole, cap(ownText(el), NAME_CAP), attrsOf(el, tag, role, el, pointer, full), id);
+      for (var oc = el.firstChild; oc; oc = oc.nextSibling) {
+        if (oc.nodeType !== 1) continue;
+        if (LISTISH[oc.localName]) walkNode(oc, depth + 1, cmode & ~(INTER | REFS), cur);
+        else walkNode(oc, depth + 1, kmode | REFS, cur);
+      }
+      return;
+    }
     if (inter && (nfc || genericish)) {
       // name from content: children only for nested interactive elements
       if (!named || !name) name = nameOf(el, tag, role, true);
@@ -615,13 +666,13 @@
         var t = contentText(el, null, false);
         if (t.length <= NAME_CAP) name = t;
         else {
-          emit(depth, 'generic', '', attrsOf(el, tag, role, el, pointer, full), id);
+          emit(depth, shownRole, '', attrsOf(el, tag, role, el, pointer, full), id);
           if (!leaf) walkKids(el, depth + 1, kmode, cur);
           flush();
           return;
         }
       }
-      emit(depth, genericish ? 'generic' : role, name, attrsOf(el, tag, role, el, pointer, full), id);
+      emit(depth, shownRole, name, attrsOf(el, tag, role, el, pointer, full), id);
       if (!leaf) walkKids(el, depth + 1, kmode | REFS, cur);
       return;
     }
@@ -704,13 +755,21 @@
 
   function snapshot(opts) {
     var full = !!(opts && opts.full);
-    S = { full: full, lines: [], owners: [], pend: [], pendDepth: 0, nInter: 0 };
+    S = { full: full, lines: [], owners: [], pend: [], pendDepth: 0, nInter: 0, pendEl: null };
     visCache = new Map();
     curSkip = new Set();
     try {
       sweep();
       var html = document.documentElement;
-      if (html && vis(html) !== 0) {
+      if (opts && opts.root) {
+        // a subtree: the element itself at depth 0, then its content
+        var r = resolve(opts.root);
+        if (r.error) return r;
+        var par = composedParent(r.el);
+        var pc = par && par.nodeType === 1 && getComputedStyle(par).cursor === 'pointer' ? 'pointer' : '';
+        if (!visibleNow(r.el) && getComputedStyle(r.el).display !== 'contents') return { error: 'not_visible' };
+        walkNode(r.el, 0, TEXT, pc);
+      } else if (html && vis(html) !== 0) {
         var root = document.body || html, v = root === html ? 1 : vis(root);
         // <html> and <body> are not output nodes; their text and cursor still count
         if (v !== 0 && v !== 4) walkKids(root, 0, v === 2 ? 0 : TEXT, lastCursor);
@@ -789,12 +848,22 @@
     if (!hit) out.hitDesc = describe(hitEl);
     return out;
   }
+  // The viewport position of a frame owner's content box, after scrolling the owner into
+  // view when it is not fully visible; w/h is the inner frame's viewport size (clip box).
   function contentOrigin(id) {
     var r = resolve(id);
     if (r.error) return r;
-    var el = r.el, b = el.getBoundingClientRect(), cs = getComputedStyle(el);
-    return { x: b.left + el.clientLeft + (parseFloat(cs.paddingLeft) || 0),
-             y: b.top + el.clientTop + (parseFloat(cs.paddingTop) || 0) };
+    var el = r.el, b = el.getBoundingClientRect();
+    var vw = document.documentElement.clientWidth || innerWidth, vh = document.documentElement.clientHeight || innerHeight;
+    if (b.top < 0 || b.left < 0 || b.bottom > vh || b.right > vw) {
+      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      b = el.getBoundingClientRect();
+    }
+    var cs = getComputedStyle(el);
+    var pl = parseFloat(cs.paddingLeft) || 0, pt = parseFloat(cs.paddingTop) || 0;
+    return { x: b.left + el.clientLeft + pl, y: b.top + el.clientTop + pt,
+             w: el.clientWidth - pl - (parseFloat(cs.paddingRight) || 0),
+             h: el.clientHeight - pt - (parseFloat(cs.paddingBottom) || 0) };
   }
   function editKind(el) {
     if (!el || el.nodeType !== 1) return null;
@@ -848,6 +917,33 @@
     try { ed.select(); } catch (e) { /* not selectable */ }
     return { kind: kind, value: ed.value };
   }
+  // Whether the element is shown (wait_for{ref}); never scrolls.
+  function isVisible(id) {
+    var r = resolve(id);
+    if (r.error) return { visible: false, gone: true };
+    return { visible: rendered(r.el) };
+  }
+  // The <input type=file> an element is (or labels): {id, multiple} or {file: false}.
+  function fileInput(id) {
+    var r = resolve(id);
+    if (r.error) return r;
+    var el = r.el;
+    if (el.localName === 'label' && el.control) el = el.control;
+    if (el.localName !== 'input' || el.type !== 'file') return { file: false };
+    if (el.disabled) return { error: 'disabled' };
+    return { file: true, id: idOf(el), multiple: el.multiple };
+  }
+  // The state a custom dropdown shows after a choice: its text, value, selected options.
+  function comboState(id) {
+    var r = resolve(id);
+    if (r.error) return r;
+    var el = r.el, sel = [];
+    var ad = el.getAttribute('aria-activedescendant');
+    var t = ad ? rootById(el, ad) : null;
+    if (t && t.getAttribute('aria-selected') === 'true') sel.push(nameOf(t, t.localName, 'option', true));
+    return { text: clean(el.innerText || el.textContent || ''), value: el.value === undefined ? null : String(el.value),
+             expanded: el.getAttribute('aria-expanded'), selected: sel };
+  }
   function readValue(id) {
     var r = resolve(id);
     if (r.error) return r;
@@ -884,7 +980,7 @@
     opts.forEach(function (o) { o.selected = want.indexOf(o) >= 0; });
     el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
-    return { selected: selectedLabels(el) };
+    return { selected: selectedLabels(el), wanted: want.map(lab) };
   }
   function allOptions(root, out) {
     var list = root.querySelectorAll('[role=option]');
@@ -956,7 +1052,10 @@
     selectOption: selectOption,
     findOptions: findOptions,
     closedHosts: closedHosts,
-    adoptRoot: adoptRoot
+    adoptRoot: adoptRoot,
+    isVisible: isVisible,
+    fileInput: fileInput,
+    comboState: comboState
   };
   Object.defineProperty(G, '__tabgate', { value: api, configurable: true, writable: true, enumerable: false });
 })();
