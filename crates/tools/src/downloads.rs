@@ -100,7 +100,7 @@ impl Session {
         let pending = {
             let st = self.sup.state();
             let d = since(&st, tab, seq);
-            if d.is_empty() && !(tab_loading(&st, tab) && !committed_since(&st, tab, seq)) {
+            if d.is_empty() && (!tab_loading(&st, tab) || committed_since(&st, tab, seq)) {
                 return vec![];
             }
             d
