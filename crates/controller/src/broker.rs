@@ -160,6 +160,9 @@ pub struct BrokerOptions {
     /// Initial developer mode (gates `browser_cdp`, `browser_evaluate`); changeable live
     /// with [`Broker::set_developer_mode`].
     pub developer_mode: bool,
+    /// Initial state of the feature flag (`browser.extension_control.enabled`) the
+    /// transports check on every request; changeable live with [`Broker::set_enabled`].
+    pub enabled: bool,
     /// Bound of the deferred cancel queue per controller (default 512).
     pub max_deferred: usize,
 }
@@ -171,6 +174,7 @@ impl Default for BrokerOptions {
             ticket_ttl: TICKET_TTL,
             clock: Arc::new(MonotonicClock::new()),
             developer_mode: false,
+            enabled: false,
             max_deferred: MAX_DEFERRED_CANCELS,
         }
     }
@@ -213,6 +217,7 @@ pub struct Broker {
     command_timeout: Duration,
     max_deferred: usize,
     developer_mode: AtomicBool,
+    enabled: AtomicBool,
     next_owner: AtomicU64,
 }
 
@@ -261,6 +266,7 @@ impl Broker {
             command_timeout: opts.command_timeout,
             max_deferred: opts.max_deferred.max(1),
             developer_mode: AtomicBool::new(opts.developer_mode),
+            enabled: AtomicBool::new(opts.enabled),
             next_owner: AtomicU64::new(1),
         }
     }
@@ -279,6 +285,17 @@ impl Broker {
     /// True in developer mode.
     pub fn developer_mode(&self) -> bool {
         self.developer_mode.load(Ordering::SeqCst)
+    }
+
+    /// Turns the feature on or off (transports refuse registration and connections
+    /// while it is off; attached controllers stay until they detach or drop).
+    pub fn set_enabled(&self, on: bool) {
+        self.enabled.store(on, Ordering::SeqCst);
+    }
+
+    /// True while the feature is on.
+    pub fn enabled(&self) -> bool {
+        self.enabled.load(Ordering::SeqCst)
     }
 
     /// The per-command deadline.

@@ -81,6 +81,19 @@ pub fn developer_mode(raw_config: &Value) -> bool {
     raw_config["browser"]["extension_control"]["developer_mode"] == Value::Bool(true)
 }
 
+/// The principal a server-authenticated request acts as:
+/// `principal:<profile>:` and the first 32 hex digits of SHA-256(`<profile>\0<api key>`).
+/// Never taken from the client.
+pub fn principal_for(profile: &str, api_key: &str) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(profile.as_bytes());
+    h.update([0u8]);
+    h.update(api_key.as_bytes());
+    let hex: String = h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("principal:{profile}:{hex}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +124,14 @@ mod tests {
         assert!(filter_capabilities(&json!({"a": 1}), true).is_empty());
         assert!(requests_developer(&req));
         assert!(!requests_developer(&json!(["browser_click"])));
+    }
+
+    #[test]
+    fn principal_is_derived_from_profile_and_key() {
+        let p = principal_for("default", "k1");
+        assert!(p.starts_with("principal:default:") && p.len() == "principal:default:".len() + 32);
+        assert_eq!(p, principal_for("default", "k1"));
+        assert_ne!(p, principal_for("default", "k2"));
     }
 
     #[test]

@@ -22,6 +22,6 @@ pub mod frames;
 pub mod ticket;
 
 pub use broker::{Broker, BrokerError, BrokerOptions, FrameSender, Identity, Owner, Scope, SendError};
-pub use caps::{filter_capabilities, BASE_CAPABILITIES, DEVELOPER_CAPABILITIES, PROTOCOL_VERSION};
+pub use caps::{filter_capabilities, principal_for, BASE_CAPABILITIES, DEVELOPER_CAPABILITIES, PROTOCOL_VERSION};
 pub use frames::{ControllerFrame, ServerFrame};
 pub use ticket::{Clock, ManualClock, MonotonicClock, TicketError, Tickets};

@@ -55,6 +55,7 @@ pub struct Gateway {
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     open_tabs: AtomicUsize,
     closing: AtomicBool,
+    broker: std::sync::OnceLock<Arc<tabgate_controller::Broker>>,
 }
 
 /// Decrements a session's queue count when a call ends, however it ends.
@@ -83,6 +84,7 @@ impl Gateway {
             slots: Mutex::new(HashMap::new()),
             open_tabs: AtomicUsize::new(0),
             closing: AtomicBool::new(false),
+            broker: std::sync::OnceLock::new(),
         })
     }
 
@@ -94,6 +96,25 @@ impl Gateway {
     /// The session store.
     pub fn store(&self) -> &Arc<Store> {
         &self.store
+    }
+
+    /// The extension-controller broker (DESIGN.md section 4), created on first use with
+    /// `browser.extension_control.enabled` and `.developer_mode` from the config.
+    pub fn broker(&self) -> &Arc<tabgate_controller::Broker> {
+        self.broker.get_or_init(|| {
+            use tabgate_controller::caps;
+            Arc::new(tabgate_controller::Broker::new(tabgate_controller::BrokerOptions {
+                enabled: caps::extension_control_enabled(&self.config.raw),
+                developer_mode: caps::developer_mode(&self.config.raw),
+                ..Default::default()
+            }))
+        })
+    }
+
+    /// Uses `broker` instead of one built from the config (embedding, tests with an
+    /// injected clock). False when a broker is already in use.
+    pub fn set_broker(&self, broker: Arc<tabgate_controller::Broker>) -> bool {
+        self.broker.set(broker).is_ok()
     }
 
     /// The limits in force.

@@ -158,7 +158,7 @@ impl Prepared {
         let router = app(gw.clone(), auth, cancel.clone());
         let stop = cancel.clone();
         let task = tokio::spawn(async move {
-            axum::serve(self.listener, router)
+            axum::serve(self.listener, router.into_make_service_with_connect_info::<SocketAddr>())
                 .with_graceful_shutdown(async move { stop.cancelled().await })
                 .await
         });

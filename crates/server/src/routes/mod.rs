@@ -1,6 +1,7 @@
 //! The axum app: one router per area, composed, with the host check, the API key, the
 //! body limit and panic catching as layers; unknown paths and methods answer JSON too.
 
+mod browser_control;
 mod health;
 mod mcp;
 mod sessions;
@@ -31,6 +32,7 @@ pub struct AppState {
 /// The whole app: `/v1/health`, `/v1/tools`, `/v1/sessions…`, `/mcp`. `cancel` ends
 /// `/mcp` sessions and their event streams (shutdown).
 pub fn app(gw: Arc<Gateway>, auth: AuthState, cancel: CancellationToken) -> Router {
+    let browser_control = browser_control::routes(gw.clone(), auth.key.clone());
     let auth = Arc::new(auth);
     let state = AppState { gw: gw.clone() };
     Router::new()
@@ -43,6 +45,7 @@ pub fn app(gw: Arc<Gateway>, auth: AuthState, cancel: CancellationToken) -> Rout
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(auth.clone(), require_key))
+        .merge(browser_control)
         .layer(middleware::from_fn_with_state(auth, check_host))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
 }
