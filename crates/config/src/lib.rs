@@ -78,6 +78,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("proxy", Kind::Section),
     ("proxy.allow_hosts", Kind::StringList),
     ("proxy.max_bytes", Kind::PositiveNumber),
+    ("proxy.timeout_s", Kind::PositiveNumber),
     ("llm", Kind::Section),
     ("llm.base_url", Kind::String),
     ("llm.api_key", Kind::String),

@@ -16,9 +16,11 @@
 mod audit;
 pub mod auth;
 mod body;
+mod console;
 pub mod error;
 mod gateway;
 pub mod mcp;
+pub mod proxy;
 mod routes;
 pub mod settings;
 mod slot;
@@ -113,6 +115,7 @@ impl Prepared {
         )
         .map_err(ServeError)?;
         auth::check_bind(&opts.bind, &key).map_err(ServeError)?;
+        console::check_config(&opts.config).map_err(ServeError)?;
         let store = Store::open(&opts.state_dir.join("tabgate.db")).map_err(|e| ServeError(e.0))?;
         let listener = tokio::net::TcpListener::bind(opts.bind)
             .await
@@ -155,12 +158,15 @@ impl Prepared {
             key: self.key.clone(),
             hosts: auth::HostPolicy::new(&self.opts.bind, &self.opts.config.allowed_hosts),
         };
-        let router = app(gw.clone(), auth, cancel.clone());
+        let router = app(gw.clone(), auth, cancel.clone(), &self.opts.config);
         let stop = cancel.clone();
         let task = tokio::spawn(async move {
-            axum::serve(self.listener, router.into_make_service_with_connect_info::<SocketAddr>())
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await
+            axum::serve(
+                self.listener,
+                router.into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
         });
         Server {
             addr,

@@ -39,6 +39,40 @@ const MIGRATIONS: &[&str] = &[
         prompt_text TEXT
     );
     CREATE INDEX dialog_audit_session ON dialog_audit (session_id, id);",
+    // 2: the in-page console: capability tokens (hashed), conversations, and the log of
+    // every /v1/proxy request (see crates/server/src/console/db.rs)
+    "CREATE TABLE console_tokens (
+        token_hash TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL
+    );
+    CREATE INDEX console_tokens_session ON console_tokens (session_id);
+    CREATE TABLE console_conversations (
+        session_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        title TEXT NOT NULL,
+        runner_mode TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        messages TEXT NOT NULL,
+        PRIMARY KEY (session_id, id)
+    );
+    CREATE TABLE proxy_log (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at REAL NOT NULL,
+        session_id TEXT,
+        method TEXT NOT NULL,
+        url TEXT NOT NULL,
+        final_url TEXT,
+        status INTEGER,
+        bytes INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        rule TEXT,
+        redirects INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL
+    );
+    CREATE INDEX proxy_log_session ON proxy_log (session_id, id);",
 ];
 
 /// The schema version this build writes.

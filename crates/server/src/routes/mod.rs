@@ -2,8 +2,11 @@
 //! body limit and panic catching as layers; unknown paths and methods answer JSON too.
 
 mod browser_control;
+mod console;
 mod health;
+mod llm;
 mod mcp;
+mod proxy;
 mod sessions;
 mod tools;
 
@@ -15,6 +18,7 @@ use axum::http::StatusCode;
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
+use tabgate_config::Config;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{check_host, require_key, AuthState};
@@ -29,9 +33,12 @@ pub struct AppState {
     pub gw: Arc<Gateway>,
 }
 
-/// The whole app: `/v1/health`, `/v1/tools`, `/v1/sessions…`, `/mcp`. `cancel` ends
-/// `/mcp` sessions and their event streams (shutdown).
-pub fn app(gw: Arc<Gateway>, auth: AuthState, cancel: CancellationToken) -> Router {
+/// The whole app: `/v1/health`, `/v1/tools`, `/v1/sessions…`, `/mcp`, and the console
+/// (`/`, `/web/…`, `/v1/console/…`, `/v1/proxy`, `/v1/chat/completions`, `/v1/models`,
+/// which authenticate with the API key or a console token). `cancel` ends `/mcp`
+/// sessions and their event streams (shutdown); `config` supplies `proxy.*` and `llm.*`.
+pub fn app(gw: Arc<Gateway>, auth: AuthState, cancel: CancellationToken, config: &Config) -> Router {
+    let console = crate::console::Console::new(gw.clone(), auth.key.clone(), config);
     let browser_control = browser_control::routes(gw.clone(), auth.key.clone());
     let auth = Arc::new(auth);
     let state = AppState { gw: gw.clone() };
@@ -46,6 +53,7 @@ pub fn app(gw: Arc<Gateway>, auth: AuthState, cancel: CancellationToken) -> Rout
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(auth.clone(), require_key))
         .merge(browser_control)
+        .merge(console::routes(console))
         .layer(middleware::from_fn_with_state(auth, check_host))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
 }
@@ -75,6 +83,8 @@ fn panicked(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     )
     .into_response()
 }
+
+pub(crate) use proxy::log_refusal as log_proxy_refusal;
 
 /// A path that does not decode (bad percent-encoding) as a 400.
 pub(crate) fn path_error(r: PathRejection) -> ApiError {
