@@ -22,7 +22,7 @@ fn quick() -> SupervisorConfig {
 }
 
 async fn via_proxy() -> (CdpProxy, Session, Site) {
-    let proxy = CdpProxy::start(&browser().await.conn().url().to_string()).await;
+    let proxy = CdpProxy::start(browser().await.conn().url()).await;
     let b = Browser::attach(proxy.url()).await.expect("attach through the proxy");
     let s = Session::open(
         b,
