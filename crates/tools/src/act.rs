@@ -158,6 +158,10 @@ impl Session {
     pub(crate) async fn type_text(&self, a: &Value) -> Done {
         let (tab, sid, t) = self.target(a)?;
         let text = str_arg(a, "text").unwrap_or_default().to_string();
+        // date and time inputs take their value in their own format, not keystrokes
+        if let Some(done) = self.type_date(&t, &text).await? {
+            return Ok(done);
+        }
         // focus by a real click when the element is in view, then select what is there
         let f = target::call(&self.sup, &t, "focusForTyping", &[]).await?;
         let kind = f["kind"].as_str().unwrap_or("other").to_string();

@@ -63,10 +63,13 @@ pub fn catalogue() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "browser_wait_for",
-            description: "Wait until text appears (`text`), text disappears (`gone`) or an element becomes visible (`ref`), in any frame of the current tab, checked the way browser_snapshot sees the page. Returns as soon as it holds, with refs for the matches; fails with wait_timeout after timeout_ms.",
+            description: "Wait until text appears (`text`, or an element by `role`/`name` as in browser_find), text disappears (`gone`) or an element becomes visible (`ref`), in any frame of the current tab, checked the way browser_snapshot sees the page. Returns as soon as it holds, with refs for the matches; fails with wait_timeout after timeout_ms.",
             input_schema: obj(
                 json!({
                     "text": {"type": "string", "description": "Text to appear."},
+                    "role": {"type": "string", "description": "Role of the element to appear (with name: as in browser_find)."},
+                    "name": {"type": "string", "description": "Name of the element to appear (contains, case-insensitive)."},
+                    "exact": {"type": "boolean", "description": "Whole-name match for text/name."},
                     "gone": {"type": "string", "description": "Text to disappear."},
                     "ref": {"type": "string", "description": REF},
                     "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 120000, "description": "How long to wait (default 5000)."}

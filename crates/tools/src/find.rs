@@ -153,7 +153,8 @@ impl Session {
         let timeout = a.get("timeout_ms").and_then(Value::as_u64).unwrap_or(WAIT_DEFAULT_MS);
         let t0 = Instant::now();
         let deadline = t0 + Duration::from_millis(timeout);
-        let appear = str_arg(a, "text").filter(|s| !s.trim().is_empty());
+        let appear_q = Self::query(a);
+        let appear = (!appear_q.is_empty()).then(|| Self::describe_query(&appear_q));
         let gone = str_arg(a, "gone").filter(|s| !s.trim().is_empty());
         let target = match str_arg(a, "ref") {
             Some(r) => Some(target::resolve(&self.sup, &self.refs, &tab, r)?),
@@ -162,11 +163,11 @@ impl Session {
         if appear.is_none() && gone.is_none() && target.is_none() {
             return Err(ToolError::new(
                 "invalid_argument",
-                "browser_wait_for needs `text` (to appear), `gone` (text to disappear) or `ref` (to become visible)",
+                "browser_wait_for needs `text` or `role`/`name` (to appear), `gone` (text to disappear) or `ref` (to become visible)",
             ));
         }
         let what = [
-            appear.map(|t| format!("text {t:?} to appear")),
+            appear.as_ref().map(|t| format!("{t} to appear")),
             gone.map(|t| format!("text {t:?} to disappear")),
             target
                 .as_ref()
@@ -180,12 +181,8 @@ impl Session {
             let mut ok = true;
             let mut found = vec![];
             let mut lines = String::new();
-            if let Some(t) = appear {
-                let q = Query {
-                    text: Some(t.to_string()),
-                    ..Query::default()
-                };
-                let (l, list, _) = self.find_once(&tab, &q, 5).await?;
+            if appear.is_some() {
+                let (l, list, _) = self.find_once(&tab, &appear_q, 5).await?;
                 ok &= !list.is_empty();
                 lines = l;
                 found = list;

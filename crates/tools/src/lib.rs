@@ -9,6 +9,7 @@ pub mod args;
 mod catalogue;
 mod downloads;
 mod find;
+mod forms;
 mod hover;
 mod keys;
 mod misc;

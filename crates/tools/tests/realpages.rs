@@ -428,3 +428,29 @@ fn clickable_spans_icon_buttons_and_text_areas_are_told_apart() {
         assert!(t.log("tree", "notes.txt").await);
     })
 }
+
+#[test]
+fn date_and_time_inputs_take_their_value_whatever_the_locale() {
+    run(async {
+        let t = T::new().await;
+        t.goto(&t.site.a("dates.html")).await;
+        let s = t.snapshot().await;
+        let d = find_ref(&s, "textbox", "Departure").unwrap_or_else(|| panic!("{s}"));
+        let r = t.json("browser_type", json!({"ref": d, "text": "03/27/2024"})).await;
+        assert_eq!(r["value"], "2024-03-27", "{r}");
+        assert!(t.log("date", "2024-03-27").await);
+        t.json("browser_type", json!({"ref": d, "text": "2025-01-02"})).await;
+        assert!(t.log("date", "2025-01-02").await);
+        let tm = find_ref(&s, "textbox", "At").unwrap_or_else(|| panic!("{s}"));
+        t.json("browser_type", json!({"ref": tm, "text": "2:30 PM"})).await;
+        assert!(t.log("time", "14:30").await);
+        let m = t
+            .err(
+                "browser_type",
+                json!({"ref": d, "text": "next tuesday"}),
+                "invalid_argument",
+            )
+            .await;
+        assert!(m.contains("2024-03-27"), "says the format: {m}");
+    })
+}

@@ -71,9 +71,15 @@
   // Roles never kept (unless full), whatever their name.
   var DROP = set('none presentation paragraph rowgroup term definition separator caption legend strong emphasis code subscript superscript insertion deletion time mark');
   var TEXTY = set('textbox searchbox combobox spinbutton');
+  // Focusable containers whose items are targets of their own.
+  var COMPOSITE = set('list listbox menu menubar tree treegrid grid table rowgroup tablist radiogroup toolbar group directory feed');
   var EDITABLE_INPUT = set('text search email url tel password number date datetime-local month week time');
   // A selector for "probably contains something interactive" (pre-check for table cells).
   var Q_INTER = 'a[href],button,input:not([type=hidden]),select,textarea,[tabindex],[role],[contenteditable],[onclick],iframe,summary';
+  // Real controls (native or ARIA): a clickable wrapper holding one is not a target itself.
+  var Q_CONTROL = 'a[href],button,input:not([type=hidden]),select,textarea,summary,[contenteditable=""],[contenteditable=true],' +
+    '[role=button],[role=link],[role=menuitem],[role=menuitemcheckbox],[role=menuitemradio],[role=option],[role=tab],' +
+    '[role=checkbox],[role=radio],[role=switch],[role=treeitem],[role=textbox],[role=combobox],[role=searchbox],[role=slider]';
   var CV = { visibilityProperty: true };
   var NAME_CAP = 120, TEXT_CAP = 200, TEXT_CAP_FULL = 2000, VALUE_CAP = 80;
 
@@ -612,7 +618,10 @@
     // item of a clickable list is its own target), an onclick attribute, a popup trigger
     if (!inter && !(mode & (INTER | REFS)) && vs === 1 && tag !== 'label' && tag !== 'body' && tag !== 'html' &&
         ((cur === 'pointer' && (pcur !== 'pointer' || tag === 'li')) ||
-         (A && (el.hasAttribute('onclick') || /^(true|menu|listbox|tree|grid|dialog)$/.test(el.getAttribute('aria-haspopup') || ''))))) {
+         (A && (el.hasAttribute('onclick') || /^(true|menu|listbox|tree|grid|dialog)$/.test(el.getAttribute('aria-haspopup') || '')))) &&
+        // a wrapper around a real control (a menu item's <li>, a card around its link) is not
+        // a target of its own: the control is
+        !(el.firstElementChild && el.querySelector(Q_CONTROL))) {
       pointer = inter = true;
       if (role === 'none') role = 'generic';
     }
@@ -651,7 +660,15 @@
     if (pointer && !full && genericish && el.getElementsByTagName('li').length) {
       // a clickable item that holds a list of items (a tree folder): named by its own
       // text; the nested items are walked as usual and get their own refs
-      emit(depth, shownRole, cap(ownText(el), NAME_CAP), attrsOf(el, tag, role, el, pointer, full), id);
+      // its ref aims at its label (a click there is what toggles a tree folder), and a
+      // hidden nested list means it is collapsed
+      var lab = null, open = null;
+      for (var lc = el.firstElementChild; lc; lc = lc.nextElementSibling) {
+        if (LISTISH[lc.localName]) open = open || vis(lc) !== 0;
+        else if (!lab && vis(lc) === 1 && clean(lc.textContent)) lab = lc;
+      }
+      var ex = (open === null || el.hasAttribute('aria-expanded')) ? '' : open ? ' [expanded]' : ' [expanded=false]';
+      emit(depth, shownRole, cap(ownText(el), NAME_CAP), ex + attrsOf(el, tag, role, el, pointer, full), lab ? idOf(lab) : id);
       for (var oc = el.firstChild; oc; oc = oc.nextSibling) {
         if (oc.nodeType !== 1) continue;
         if (LISTISH[oc.localName]) walkNode(oc, depth + 1, cmode & ~(INTER | REFS), cur);
@@ -681,7 +698,8 @@
       if (!named) name = nameOf(el, tag, role, false);
       emit(depth, role, name, attrsOf(el, tag, role, el, pointer, full), id);
       var refsOnly = (role === 'textbox' || role === 'searchbox' || ce || role === 'slider' || role === 'spinbutton');
-      if (!leaf) walkKids(el, depth + 1, refsOnly ? (kmode | REFS) : kmode, cur);
+      // a focusable list, menu or grid holds items of its own: clickable ones get refs
+      if (!leaf) walkKids(el, depth + 1, refsOnly ? (kmode | REFS) : COMPOSITE[role] ? cmode : kmode, cur);
       flush();
       return;
     }
@@ -917,6 +935,47 @@
     try { ed.select(); } catch (e) { /* not selectable */ }
     return { kind: kind, value: ed.value };
   }
+  // Date and time inputs: their keyboard entry follows the browser's locale, so
+  // browser_type sets the value in the input's own format (ISO, or US MM/DD/YYYY for dates)
+  // and fires input and change. {skip:true} for any other element.
+  var DATE_TYPES = set('date time datetime-local month week');
+  function p2(n) { n = String(n); return n.length < 2 ? '0' + n : n; }
+  function normDate(type, s) {
+    var m;
+    if (type === 'date') {
+      if ((m = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(s))) return m[1] + '-' + p2(m[2]) + '-' + p2(m[3]);
+      if ((m = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(s))) return m[3] + '-' + p2(m[1]) + '-' + p2(m[2]);
+    } else if (type === 'time') {
+      if ((m = /^(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([ap]m)?$/i.exec(s))) {
+        var h = +m[1];
+        if (m[4]) h = (h % 12) + (/p/i.test(m[4]) ? 12 : 0);
+        return p2(h) + ':' + m[2] + (m[3] ? ':' + m[3] : '');
+      }
+    } else if (type === 'month') {
+      if ((m = /^(\d{4})-(\d{1,2})$/.exec(s))) return m[1] + '-' + p2(m[2]);
+      if ((m = /^(\d{1,2})\/(\d{4})$/.exec(s))) return m[2] + '-' + p2(m[1]);
+    } else if (type === 'week') {
+      if ((m = /^(\d{4})-?W(\d{1,2})$/i.exec(s))) return m[1] + '-W' + p2(m[2]);
+    } else if (type === 'datetime-local') {
+      if ((m = /^(\d{4})-(\d{1,2})-(\d{1,2})[T ](\d{1,2}):(\d{2})(:\d{2})?$/.exec(s))) return m[1] + '-' + p2(m[2]) + '-' + p2(m[3]) + 'T' + p2(m[4]) + ':' + m[5] + (m[6] || '');
+    }
+    return null;
+  }
+  function setDateLike(id, text) {
+    var r = resolve(id);
+    if (r.error) return r;
+    var el = r.el;
+    if (el.localName === 'label' && el.control) el = el.control;
+    if (el.localName !== 'input' || !DATE_TYPES[el.type]) return { skip: true };
+    if (el.disabled || el.readOnly) return { error: 'not_editable' };
+    var v = text === '' ? '' : normDate(el.type, String(text).trim());
+    if (v === null) return { error: 'bad_format', type: el.type };
+    el.focus();
+    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(el, v);
+    el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+    return { value: el.value, type: el.type, wanted: v };
+  }
   // Whether the element is shown (wait_for{ref}); never scrolls.
   function isVisible(id) {
     var r = resolve(id);
@@ -980,7 +1039,7 @@
     opts.forEach(function (o) { o.selected = want.indexOf(o) >= 0; });
     el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
-    return { selected: selectedLabels(el), wanted: want.map(lab) };
+    return { selected: selectedLabels(el) };
   }
   function allOptions(root, out) {
     var list = root.querySelectorAll('[role=option]');
@@ -1054,6 +1113,7 @@
     closedHosts: closedHosts,
     adoptRoot: adoptRoot,
     isVisible: isVisible,
+    setDateLike: setDateLike,
     fileInput: fileInput,
     comboState: comboState
   };
