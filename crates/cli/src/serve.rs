@@ -70,6 +70,18 @@ pub async fn run(a: ServeArgs) -> i32 {
             return 2;
         }
     };
+    let pooled = !config.endpoints.is_empty();
+    if pooled && a.browser.cdp_url.is_some() {
+        eprintln!("tabgate: --cdp-url cannot be combined with browser.endpoints in the config; list that browser as an endpoint of kind cdp");
+        return 2;
+    }
+    // the browser tabgate launches (or attaches to): the only one without endpoints, else
+    // the one of the `launch` endpoint, if there is one
+    let needs_browser = !pooled
+        || config
+            .endpoints
+            .iter()
+            .any(|e| e.kind == tabgate_config::EndpointKind::Launch);
     let mut limits = tabgate_server::Limits::from_config(&config);
     limits.max_open_sessions = a.max_open_sessions.max(1);
     limits.call_timeout = Duration::from_secs(a.call_timeout.max(1));
@@ -88,16 +100,20 @@ pub async fn run(a: ServeArgs) -> i32 {
             return 2;
         }
     };
-    let browser = match a.browser.start().await {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("tabgate: {e}");
-            return 1;
+    let browser = if needs_browser {
+        match a.browser.start().await {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("tabgate: {e}");
+                return 1;
+            }
         }
+    } else {
+        None
     };
     let key_source = prepared.api_key().source.clone();
     let db = prepared.store().path().to_path_buf();
-    let mut server = prepared.start(browser.clone());
+    let mut server = prepared.start_endpoints(browser.clone());
     let url = server.url();
     // The banner goes to stdout (logs go to stderr); tests and scripts read the URL here.
     println!("tabgate serve listening on {url}");
@@ -105,6 +121,12 @@ pub async fn run(a: ServeArgs) -> i32 {
     println!("  MCP (streamable HTTP): {url}/mcp");
     println!("  API key: {key_source}  — send `Authorization: Bearer <key>`");
     println!("  sessions: {}  (state dir {})", db.display(), state_dir.display());
+    if pooled {
+        for e in server.gateway().pool().endpoints() {
+            let cap = e.capacity().map_or("unlimited".to_string(), |c| c.to_string());
+            println!("  browser endpoint: {}, capacity {cap}", e.describe());
+        }
+    }
     let code = tokio::select! {
         sig = shutdown_signal() => {
             tracing::info!("{sig}: shutting down");
@@ -120,6 +142,8 @@ pub async fn run(a: ServeArgs) -> i32 {
         },
     };
     server.shutdown(Duration::from_secs(a.shutdown_grace)).await;
-    crate::close_browser(&browser).await;
+    if let Some(b) = &browser {
+        crate::close_browser(b).await;
+    }
     code
 }

@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tabgate_supervisor::{DialogAction, DialogPolicy, SupervisorConfig};
 
+mod endpoints;
+
+pub use endpoints::{EndpointConfig, EndpointKind};
+
 /// The whole configuration, with defaults filled in.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -27,7 +31,15 @@ pub struct Config {
     pub api_key: Option<String>,
     /// `server.allowed_hosts`: extra `Host` header values accepted on loopback binds.
     pub allowed_hosts: Vec<String>,
-    /// Everything else, as parsed (for keys owned by later features).
+    /// `browser.endpoints`: the pool sessions are placed on (empty = the one browser
+    /// `tabgate` launches or attaches to with `--cdp-url`).
+    pub endpoints: Vec<EndpointConfig>,
+    /// `browser.placement_timeout_s` (default 10): how long creating a session waits for
+    /// free capacity in the pool before it fails with `pool_exhausted`.
+    pub placement_timeout_s: f64,
+    /// Everything else, as parsed (for keys owned by later features). Endpoint tokens and
+    /// URL credentials are redacted here; the real values are only in
+    /// [`Config::endpoints`].
     pub raw: Value,
 }
 
@@ -41,6 +53,8 @@ impl Default for Config {
             inactivity_timeout_s: 300,
             api_key: None,
             allowed_hosts: vec![],
+            endpoints: vec![],
+            placement_timeout_s: 10.0,
             raw: Value::Object(Default::default()),
         }
     }
@@ -65,6 +79,8 @@ const KEYS: &[(&str, Kind)] = &[
     ("browser.dialog_timeout_s", Kind::PositiveNumber),
     ("browser.dialog_bridge", Kind::Bool),
     ("browser.inactivity_timeout", Kind::PositiveNumber),
+    ("browser.endpoints", Kind::Endpoints),
+    ("browser.placement_timeout_s", Kind::NonNegativeNumber),
     ("browser.extension_control", Kind::Section),
     ("browser.extension_control.enabled", Kind::Bool),
     ("browser.extension_control.developer_mode", Kind::Bool),
@@ -90,9 +106,12 @@ enum Kind {
     Section,
     Policy,
     PositiveNumber,
+    NonNegativeNumber,
     Bool,
     String,
     StringList,
+    /// A list of endpoint mappings, each validated on its own ([`EndpointConfig`]).
+    Endpoints,
 }
 
 impl Config {
@@ -132,6 +151,13 @@ impl Config {
             raw: raw.clone(),
             ..Config::default()
         };
+        if let Some(list) = raw["browser"].get("endpoints") {
+            c.endpoints = endpoints::parse(list, "browser.endpoints")?;
+            endpoints::redact_raw(&mut c.raw["browser"]["endpoints"]);
+        }
+        if let Some(t) = raw["browser"].get("placement_timeout_s").and_then(Value::as_f64) {
+            c.placement_timeout_s = t;
+        }
         let b = &raw["browser"];
         if let Some(p) = b.get("dialog_policy") {
             c.dialog_policy = parse_dialog_policy(p)?;
@@ -220,6 +246,14 @@ fn check(v: &Value, prefix: &str) -> Result<(), ConfigError> {
                 if !x.as_f64().is_some_and(|n| n > 0.0 && n.is_finite()) {
                     return Err(ConfigError(format!("`{path}` must be a number > 0, got {x}")));
                 }
+            }
+            Kind::NonNegativeNumber => {
+                if !x.as_f64().is_some_and(|n| n >= 0.0 && n.is_finite()) {
+                    return Err(ConfigError(format!("`{path}` must be a number >= 0, got {x}")));
+                }
+            }
+            Kind::Endpoints => {
+                endpoints::parse(x, &path)?;
             }
             Kind::Bool => {
                 if !x.is_boolean() {

@@ -30,9 +30,14 @@ pub(crate) struct Audit {
 }
 
 impl Audit {
-    /// Starts following `session`'s dialogs for `session_id`.
-    pub(crate) fn start(store: Arc<Store>, session_id: String, session: Arc<Session>) -> Audit {
-        let seen = Arc::new(Mutex::new(Seen::default()));
+    /// Starts following `session`'s dialogs for `session_id`. `known` are the ids of
+    /// dialogs it carries over from an earlier tab, already audited (not written again).
+    pub(crate) fn start(store: Arc<Store>, session_id: String, session: Arc<Session>, known: Vec<String>) -> Audit {
+        let mut s = Seen::default();
+        for id in known {
+            s.rows.insert(id, (0, true));
+        }
+        let seen = Arc::new(Mutex::new(s));
         let stop = Arc::new(Notify::new());
         let task = {
             let (seen, store, stop) = (seen.clone(), store.clone(), stop.clone());

@@ -138,7 +138,8 @@ pub fn kind_for_status(s: StatusCode) -> &'static str {
 /// - 410: `session_deleted` (while the call ran);
 /// - 429: `session_busy`, `too_many_tabs`;
 /// - 502: `navigation_failed` (the site did not answer);
-/// - 503: `browser_disconnected`, `browser_unavailable`, `session_stopped`, `shutting_down`;
+/// - 503: `browser_disconnected`, `browser_unavailable`, `browser_lost`, `pool_exhausted`,
+///   `session_stopped`, `shutting_down`;
 /// - 504: `cdp_timeout`, `navigation_timeout`, `tool_timeout`;
 /// - 500: `snapshot_failed`, `internal_error`, `storage_error`.
 pub fn status_for_code(code: &str) -> StatusCode {
@@ -150,9 +151,12 @@ pub fn status_for_code(code: &str) -> StatusCode {
         "session_busy" | "too_many_tabs" => StatusCode::TOO_MANY_REQUESTS,
         "navigation_failed" => StatusCode::BAD_GATEWAY,
         "session_deleted" => StatusCode::GONE,
-        "browser_disconnected" | "browser_unavailable" | "session_stopped" | "shutting_down" => {
-            StatusCode::SERVICE_UNAVAILABLE
-        }
+        "browser_disconnected"
+        | "browser_unavailable"
+        | "browser_lost"
+        | "pool_exhausted"
+        | "session_stopped"
+        | "shutting_down" => StatusCode::SERVICE_UNAVAILABLE,
         "cdp_timeout" | "navigation_timeout" | "tool_timeout" => StatusCode::GATEWAY_TIMEOUT,
         "snapshot_failed" | "internal_error" | "storage_error" => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::CONFLICT,

@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tabgate_config::Config;
-use tabgate_supervisor::{now_epoch, Browser};
+use tabgate_supervisor::now_epoch;
 use tabgate_tools::{ToolError, ToolOutput};
 use tokio::task::JoinSet;
 
 use crate::error::{gateway_error, ApiError};
+use crate::pool::{lost_error, pinned, Pool};
 use crate::settings::{supervisor_config, NewSession};
 use crate::slot::Slot;
 use crate::store::{SessionRecord, Store};
@@ -48,7 +49,7 @@ impl Limits {
 
 /// The gateway's shared state.
 pub struct Gateway {
-    browser: Arc<Browser>,
+    pool: Arc<Pool>,
     store: Arc<Store>,
     config: Config,
     limits: Limits,
@@ -68,16 +69,21 @@ impl Drop for Queued {
 }
 
 impl Gateway {
-    /// A gateway over `browser` and `store`. Sessions that `/mcp` created in an earlier
-    /// run are removed (their MCP sessions did not survive it).
-    pub fn new(browser: Arc<Browser>, store: Arc<Store>, config: Config, limits: Limits) -> Arc<Gateway> {
+    /// A gateway over the browser `pool` and `store`. Sessions that `/mcp` created in an
+    /// earlier run are removed (their MCP sessions did not survive it); the others are
+    /// placed on the pool again.
+    pub fn new(pool: Arc<Pool>, store: Arc<Store>, config: Config, limits: Limits) -> Arc<Gateway> {
         match store.delete_origin("mcp") {
             Ok(n) if n > 0 => tracing::info!("removed {n} MCP session(s) left from the previous run"),
             Ok(_) => {}
             Err(e) => tracing::warn!("{e}"),
         }
+        match store.list_sessions() {
+            Ok(all) => pool.load(&all),
+            Err(e) => tracing::warn!("{e}"),
+        }
         Arc::new(Gateway {
-            browser,
+            pool,
             store,
             config,
             limits,
@@ -88,9 +94,9 @@ impl Gateway {
         })
     }
 
-    /// The browser sessions open their tabs in.
-    pub fn browser(&self) -> &Arc<Browser> {
-        &self.browser
+    /// The browser endpoints sessions are placed on.
+    pub fn pool(&self) -> &Arc<Pool> {
+        &self.pool
     }
 
     /// The session store.
@@ -154,15 +160,50 @@ impl Gateway {
         gateway_error("storage_error", e.0)
     }
 
-    /// Creates a session record (`origin` `http` or `mcp`). No tab is opened until the
-    /// first tool call.
+    /// Creates a session record (`origin` `http`, `mcp`, …) and places it on a browser
+    /// endpoint: the one its settings name (`endpoint`, pinned), else the one with the
+    /// most free capacity, waiting up to `browser.placement_timeout_s` for room. No tab is
+    /// opened until the first tool call.
+    ///
+    /// Errors: 400 `invalid_settings` (unknown endpoint); 503 `pool_exhausted` when no
+    /// endpoint had room in time (`browser_unavailable` when every endpoint is down),
+    /// `shutting_down`.
+    pub async fn create_session_waiting(&self, origin: &str, new: NewSession) -> Result<SessionRecord, ApiError> {
+        if self.is_closing() {
+            return Err(gateway_error("shutting_down", "tabgate is shutting down").retry_after(5));
+        }
+        let id = crate::auth::random_id("ses_");
+        let want = new.settings.get("endpoint").and_then(Value::as_str);
+        let ep = self.pool.place(&id, want).await?;
+        self.insert_placed(id, ep.name(), origin, new)
+    }
+
+    /// [`Gateway::create_session_waiting`] without the wait: fails with `pool_exhausted`
+    /// at once when no endpoint has room now.
     pub fn create_session(&self, origin: &str, new: NewSession) -> Result<SessionRecord, ApiError> {
         if self.is_closing() {
             return Err(gateway_error("shutting_down", "tabgate is shutting down").retry_after(5));
         }
+        let id = crate::auth::random_id("ses_");
+        let want = new.settings.get("endpoint").and_then(Value::as_str);
+        let ep = self.pool.place_now(&id, want)?;
+        self.insert_placed(id, ep.name(), origin, new)
+    }
+
+    fn insert_placed(
+        &self,
+        id: String,
+        endpoint: &str,
+        origin: &str,
+        new: NewSession,
+    ) -> Result<SessionRecord, ApiError> {
+        if self.is_closing() {
+            self.pool.release(&id);
+            return Err(gateway_error("shutting_down", "tabgate is shutting down").retry_after(5));
+        }
         let now = now_epoch();
         let r = SessionRecord {
-            session_id: crate::auth::random_id("ses_"),
+            session_id: id,
             name: new.name,
             origin: origin.to_string(),
             settings: new.settings,
@@ -170,8 +211,11 @@ impl Gateway {
             last_used_at: now,
             last_url: None,
         };
-        self.store.insert_session(&r).map_err(Gateway::storage)?;
-        tracing::info!(session = %r.session_id, origin, "session created");
+        if let Err(e) = self.store.insert_session(&r) {
+            self.pool.release(&r.session_id);
+            return Err(Gateway::storage(e));
+        }
+        tracing::info!(session = %r.session_id, origin, endpoint, "session created");
         Ok(r)
     }
 
@@ -199,6 +243,7 @@ impl Gateway {
         let slot = Arc::new(Slot::new(
             id.to_string(),
             supervisor_config(&self.config, &rec.settings),
+            pinned(&rec),
         ));
         slots.insert(id.to_string(), slot.clone());
         Ok(slot)
@@ -209,7 +254,9 @@ impl Gateway {
     }
 
     /// A session's status: its record, plus `status` (`open` with a tab, `idle`
-    /// without one), `busy`, `current_tab`, `tabs` and `pending_dialogs`.
+    /// without one, `lost` when its browser is gone, with `lost_reason`), `busy`,
+    /// `current_tab`, `tabs`, `pending_dialogs`, and `placement` (`endpoint`, `kind`,
+    /// `url`, `health`, `pinned`).
     pub fn status(&self, rec: &SessionRecord) -> Value {
         let mut v = json!(rec);
         let live = match self.loaded_slot(&rec.session_id) {
@@ -220,6 +267,24 @@ impl Gateway {
             for (k, x) in l {
                 o.insert(k.clone(), x.clone());
             }
+        }
+        let pin = pinned(rec);
+        let ep = self.pool.placement(&rec.session_id);
+        v["placement"] = match &ep {
+            Some(e) => json!({"endpoint": e.name(), "kind": e.kind().as_str(), "url": e.shown_url(),
+                              "health": e.health().as_str(), "pinned": pin.is_some()}),
+            None => json!({"endpoint": pin, "pinned": pin.is_some()}),
+        };
+        if let Some(e) = ep.filter(|e| {
+            v["status"] == "idle"
+                && e.health() == crate::pool::Health::Down
+                && e.kind() != tabgate_config::EndpointKind::Launch
+        }) {
+            v["status"] = json!("lost");
+            v["lost_reason"] = json!(format!(
+                "the endpoint is down ({})",
+                e.error().unwrap_or_else(|| "unreachable".into())
+            ));
         }
         v
     }
@@ -239,6 +304,7 @@ impl Gateway {
             s.close(self, true).await;
             self.slots.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
         }
+        self.pool.release(id);
         tracing::info!(session = %id, "session deleted");
         Ok(())
     }
@@ -250,7 +316,8 @@ impl Gateway {
     /// A tool failure is `Ok` with `error` set (unknown tool and bad arguments included,
     /// checked before a tab is opened). `Err` is a gateway failure: unknown session (404),
     /// too many queued calls or open tabs (429), the call's deadline (504), the browser
-    /// gone or shutdown (503).
+    /// lost (`browser_lost`, also for a call in flight when it goes), no room in the pool
+    /// or shutdown (503).
     pub async fn call(&self, id: &str, tool: &str, args: Value) -> Result<ToolOutput, ApiError> {
         if self.is_closing() {
             return Err(gateway_error("shutting_down", "tabgate is shutting down").retry_after(5));
@@ -285,7 +352,7 @@ impl Gateway {
             }
             Some(Queued(slot.clone()))
         };
-        let lease = slot.acquire(self).await?;
+        let lease = slot.acquire(self, tool).await?;
         let deadline = match args.get("timeout_ms").and_then(Value::as_u64) {
             Some(ms) => Duration::from_millis(ms) + self.limits.call_grace,
             None => self.limits.call_timeout,
@@ -303,12 +370,25 @@ impl Gateway {
             } else {
                 gateway_error("shutting_down", format!("tabgate is shutting down; {tool} was cancelled")).retry_after(5)
             }),
+            reason = lease.open.wait_lost() => Err(lost_error(id, &lease.open.endpoint, &reason, slot.pinned())),
         };
+        let open = lease.open.clone();
         drop(lease);
         if !slot.removed() {
             slot.touch(self);
         }
         let out = out?;
+        // a call that failed because the connection dropped under it: if that is the
+        // browser going away (not a reconnect), say so
+        if out
+            .error
+            .as_ref()
+            .is_some_and(|e| matches!(e.code.as_str(), "browser_disconnected" | "session_stopped"))
+        {
+            if let Some(reason) = open.settle_lost(Duration::from_secs(3)).await {
+                return Err(lost_error(id, &open.endpoint, &reason, slot.pinned()));
+            }
+        }
         if is_dialog && out.error.is_none() {
             if let (Some(text), Some(d)) = (
                 args.get("prompt_text").and_then(Value::as_str),
@@ -380,5 +460,6 @@ impl Gateway {
         if let Err(e) = self.store.checkpoint() {
             tracing::warn!("{e}");
         }
+        self.pool.stop();
     }
 }

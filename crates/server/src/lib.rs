@@ -1,7 +1,8 @@
 //! `tabgate serve`: the gateway over HTTP (DESIGN.md sections 1 and 7).
 //!
 //! - `/v1/*` JSON API: health, the tool catalogue, sessions (stored in SQLite in the
-//!   state dir), and tool calls per session;
+//!   state dir), tool calls per session, and the browser endpoints sessions are placed on
+//!   ([`pool`]);
 //! - `/mcp`: MCP over streamable HTTP, each MCP session mapped to a tabgate session;
 //! - a bearer API key on everything but `GET /v1/health`, and `Host` checks on loopback
 //!   binds against DNS rebinding.
@@ -20,6 +21,7 @@ mod console;
 pub mod error;
 mod gateway;
 pub mod mcp;
+pub mod pool;
 pub mod proxy;
 mod routes;
 pub mod settings;
@@ -40,6 +42,7 @@ pub use auth::{ApiKey, KeySource};
 pub use body::MAX_BODY_BYTES;
 pub use error::ApiError;
 pub use gateway::{Gateway, Limits};
+pub use pool::Pool;
 pub use routes::app;
 pub use store::{Store, StoreError, SCHEMA_VERSION};
 
@@ -143,15 +146,26 @@ impl Prepared {
         &self.store
     }
 
-    /// Starts serving with `browser`.
+    /// Starts serving with `browser`: the one browser sessions run in, or, when the
+    /// config lists `browser.endpoints`, the browser of its `launch` endpoint.
     pub fn start(self, browser: Arc<Browser>) -> Server {
+        self.start_endpoints(Some(browser))
+    }
+
+    /// Starts serving on the browser pool the config describes (`browser.endpoints`);
+    /// `launched` is the browser of its `launch` endpoint, if it has one (an endpoint of
+    /// kind launch without it reads as down). Without `browser.endpoints`, `launched` is
+    /// the one browser (`None`: no session can open a tab).
+    pub fn start_endpoints(self, launched: Option<Arc<Browser>>) -> Server {
         let addr = self.local_addr();
         let limits = self
             .opts
             .limits
             .clone()
             .unwrap_or_else(|| Limits::from_config(&self.opts.config));
-        let gw = Gateway::new(browser, self.store.clone(), self.opts.config.clone(), limits);
+        let pool = Pool::new(&self.opts.config, launched);
+        pool.start_monitors();
+        let gw = Gateway::new(pool, self.store.clone(), self.opts.config.clone(), limits);
         let reaper = gw.spawn_reaper();
         let cancel = CancellationToken::new();
         let auth = auth::AuthState {

@@ -174,8 +174,9 @@ impl ServerHandler for GatewayMcp {
             None => {
                 let rec = self
                     .gw
-                    .create_session("mcp", NewSession::default())
-                    .map_err(|e| McpError::internal_error(e.message, None))?;
+                    .create_session_waiting("mcp", NewSession::default())
+                    .await
+                    .map_err(|e| McpError::internal_error(format!("Error [{}]: {}", e.code, e.message), None))?;
                 *self.binding.bound.lock().unwrap_or_else(|p| p.into_inner()) = Some((rec.session_id.clone(), true));
                 rec.session_id
             }

@@ -7,7 +7,7 @@ use tabgate_supervisor::{DialogAction, DialogPolicy, SupervisorConfig};
 use crate::error::ApiError;
 
 /// Keys a session may set, and what they take.
-const KEYS: &str = "name (string), dialog_policy (must_respond | auto_dismiss | auto_accept, or a map per dialog type), dialog_timeout_s (number > 0)";
+const KEYS: &str = "name (string), dialog_policy (must_respond | auto_dismiss | auto_accept, or a map per dialog type), dialog_timeout_s (number > 0), endpoint (the name of a browser endpoint: pins the session to it)";
 
 /// A validated `POST /v1/sessions` body.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +45,15 @@ pub fn parse_new_session(body: &Value) -> Result<NewSession, ApiError> {
                 parse_policy(v)?;
                 out.settings["dialog_policy"] = v.clone();
             }
+            "endpoint" => match v {
+                Value::String(s) if !s.is_empty() => out.settings["endpoint"] = v.clone(),
+                Value::Null => {}
+                _ => {
+                    return Err(bad(format!(
+                        "`endpoint` must be an endpoint name (GET /v1/endpoints), got {v}"
+                    )))
+                }
+            },
             "dialog_timeout_s" => {
                 if !v.as_f64().is_some_and(|n| n > 0.0 && n.is_finite()) {
                     return Err(bad(format!("`dialog_timeout_s` must be a number > 0, got {v}")));

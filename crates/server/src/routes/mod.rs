@@ -3,6 +3,7 @@
 
 mod browser_control;
 mod console;
+mod endpoints;
 mod health;
 mod llm;
 mod mcp;
@@ -46,6 +47,7 @@ pub fn app(gw: Arc<Gateway>, auth: AuthState, cancel: CancellationToken, config:
         .merge(health::routes())
         .merge(tools::routes())
         .merge(sessions::routes())
+        .merge(endpoints::routes())
         .with_state(state)
         .merge(mcp::routes(gw, cancel))
         .fallback(not_found)

@@ -21,10 +21,11 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/sessions/{id}/dialogs", get(dialogs))
 }
 
-/// `POST /v1/sessions` with optional settings → 201 and the session's status.
+/// `POST /v1/sessions` with optional settings → 201 and the session's status (placed on
+/// a browser endpoint; 503 `pool_exhausted` when the pool has no room in time).
 async fn create(State(s): State<AppState>, JsonBody(body): JsonBody) -> Result<(StatusCode, Json<Value>), ApiError> {
     let new = parse_new_session(&body)?;
-    let rec = s.gw.create_session("http", new)?;
+    let rec = s.gw.create_session_waiting("http", new).await?;
     Ok((StatusCode::CREATED, Json(s.gw.status(&rec))))
 }
 

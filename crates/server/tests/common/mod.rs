@@ -114,6 +114,24 @@ impl Gw {
         }
     }
 
+    /// A gateway on the browser pool `config` describes (`browser.endpoints`), without the
+    /// shared test browser (`launched` serves an endpoint of kind launch, if any).
+    pub async fn with_pool(config: Config, launched: Option<Arc<Browser>>) -> Gw {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Prepared::bind(options(tmp.path(), config)).await.expect("bind");
+        let server = p.start_endpoints(launched);
+        Gw {
+            url: server.url(),
+            server: Some(server),
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(60))
+                .build()
+                .unwrap(),
+            state: tmp.path().to_path_buf(),
+            _tmp: Some(tmp),
+        }
+    }
+
     /// Shuts the gateway down, keeping its state dir; returns the dir's owner.
     pub async fn stop(&mut self) -> Option<tempfile::TempDir> {
         if let Some(s) = self.server.take() {
