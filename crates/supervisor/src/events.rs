@@ -115,7 +115,18 @@ impl Inner {
                     let net = child.clone();
                     tokio::spawn(async move { me.prepare_session(&child, &target_id, SessionKind::Iframe).await });
                     // outstanding requests of the frame (navigate's `partial` report)
-                    tokio::spawn(async move { enable_network(&conn, &net).await });
+                    tokio::spawn(async move {
+                        enable_network(&conn, &net).await;
+                        // a file chooser opened inside the frame becomes a pending state too
+                        let _ = conn
+                            .call(
+                                Some(&net),
+                                "Page.setInterceptFileChooserDialog",
+                                json!({"enabled": true}),
+                                5_000,
+                            )
+                            .await;
+                    });
                 } else {
                     // Workers and other helpers: resume them and let go (case 12).
                     drop(st);
@@ -497,7 +508,7 @@ impl Inner {
             }
             "Browser.downloadProgress" => {
                 let guid = s(p, "guid");
-                let dir = st.files.download_dir.clone();
+                let dir = st.files.download_dir.clone().filter(|_| !st.files.leave_in_place);
                 let Some(d) = st.downloads.iter_mut().find(|d| d.guid == guid) else {
                     return;
                 };

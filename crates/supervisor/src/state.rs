@@ -217,6 +217,9 @@ pub struct FilesConfig {
     pub download_dir: Option<PathBuf>,
     /// Canonical directories uploads may come from.
     pub upload_roots: Vec<PathBuf>,
+    /// Downloads stay where the browser saved them (a browser tabgate attached to keeps
+    /// its own download settings); otherwise they are moved to `download_dir`.
+    pub leave_in_place: bool,
 }
 
 /// Everything the supervisor knows; guarded by one mutex that is never held across `.await`.

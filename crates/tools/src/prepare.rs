@@ -86,6 +86,14 @@ impl Session {
             return;
         }
         let dir = self.download_dir();
+        // a browser tabgate launched saves downloads under their guid in the session's
+        // directory (then named); one it attached to (someone's own) keeps its settings
+        let behavior = if self.sup.browser().launched() {
+            json!({"behavior": "allowAndName", "downloadPath": dir.to_string_lossy(), "eventsEnabled": true})
+        } else {
+            self.sup.state().files.leave_in_place = true;
+            json!({"behavior": "default", "eventsEnabled": true})
+        };
         let conn = self.sup.conn();
         let s = Some(sid.as_str());
         let _ = tokio::join!(
@@ -96,12 +104,7 @@ impl Session {
                 5_000
             ),
             conn.call(s, "Page.setInterceptFileChooserDialog", json!({"enabled": true}), 5_000),
-            conn.call(
-                None,
-                "Browser.setDownloadBehavior",
-                json!({"behavior": "allowAndName", "downloadPath": dir.to_string_lossy(), "eventsEnabled": true}),
-                5_000
-            ),
+            conn.call(None, "Browser.setDownloadBehavior", behavior, 5_000),
         );
     }
 }

@@ -454,3 +454,27 @@ fn date_and_time_inputs_take_their_value_whatever_the_locale() {
         assert!(m.contains("2024-03-27"), "says the format: {m}");
     })
 }
+
+#[test]
+fn upload_inside_a_cross_site_frame_and_snapshot_diff() {
+    run(async {
+        let t = T::new().await;
+        let dir = tempfile_dir("upload-frame");
+        let a = dir.join("c.txt");
+        std::fs::write(&a, "frame").unwrap();
+        t.goto(&t.site.a("upload-frame.html")).await;
+        let first = t.snapshot().await;
+        let button = find_ref(&first, "button", "Upload files").unwrap_or_else(|| panic!("{first}"));
+        let r = t
+            .json("browser_upload", json!({"ref": button, "paths": [a.to_string_lossy()]}))
+            .await;
+        assert_eq!(r["via"], "file_chooser", "{r}");
+        assert!(t.log("files", r#"[["c.txt",5]]"#).await, "{:?}", t.site.logs());
+        // diff: only what changed since the previous snapshot
+        let d = t.ok("browser_snapshot", json!({"diff": true})).await;
+        assert!(d.contains("changes since the previous snapshot"), "{d}");
+        assert!(d.contains("+ text \"c.txt (5 bytes)"), "{d}");
+        assert!(!d.contains("Upload files"), "unchanged lines are left out: {d}");
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+}
