@@ -83,6 +83,9 @@ impl Session {
         if !downloads.is_empty() {
             v["downloads"] = json!(downloads);
         }
+        if let Some(fc) = self.chooser_since(tab, seq_before) {
+            v["file_chooser"] = json!(fc);
+        }
         if let Some(d) = dialog {
             v["dialog"] = json!(d);
         }
@@ -107,6 +110,9 @@ impl Session {
             ));
         }
         s.push_str(&crate::downloads::action_text(v));
+        if v.get("file_chooser").is_some() {
+            s.push_str("\nIt opened a file chooser; answer it with browser_upload{paths} (paths: [] cancels it).");
+        }
         s
     }
 

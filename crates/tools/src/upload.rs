@@ -20,6 +20,15 @@ use crate::{target, ToolError};
 const CHOOSER_WAIT_MS: u64 = 3_000;
 
 impl Session {
+    /// The file chooser an action on `tab` opened (after state sequence `seq`), if any.
+    pub(crate) fn chooser_since(&self, tab: &str, seq: u64) -> Option<FileChooser> {
+        self.sup
+            .state()
+            .file_chooser
+            .clone()
+            .filter(|c| c.tab_id == tab && c.seq > seq)
+    }
+
     /// Checks every path: absolute, an existing file, under an upload root. Returns the
     /// canonical paths.
     fn upload_paths(&self, paths: &[String]) -> Result<Vec<PathBuf>, ToolError> {
