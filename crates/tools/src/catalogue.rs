@@ -17,12 +17,12 @@ pub fn catalogue() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
             name: "browser_navigate",
-            description: "Open a URL in the current tab. By default waits for DOMContentLoaded, then for the load event for at most 5 s; a page whose load never fires returns as status \"partial\" (usable) with its lifecycle and outstanding requests. A URL that answers with a file is status \"download\" (file name, bytes, state, path). If the page raises a dialog (alert, beforeunload, ...) the call returns at once with status \"blocked_by_dialog\"; answer it with browser_dialog. Recovers a crashed tab.",
+            description: "Open a URL in the current tab. Status: complete; partial (load did not fire in time; the page is usable; lists outstanding requests); download (the URL is a file: name, bytes, path); blocked_by_dialog (answer with browser_dialog). Recovers a crashed tab.",
             input_schema: obj(
                 json!({
                     "url": {"type": "string", "description": "Absolute URL (http, https, file, data, about)."},
-                    "timeout_ms": {"type": "integer", "minimum": 100, "maximum": 300000, "description": "Deadline in ms (default 30000); honoured exactly: with it the call waits for load until this deadline."},
-                    "wait_until": {"type": "string", "enum": ["commit", "domcontentloaded", "load"], "description": "What to wait for: commit (the new document exists), domcontentloaded, or load (until timeout_ms). Default: DOMContentLoaded, then load for at most 5 s."}
+                    "timeout_ms": {"type": "integer", "minimum": 100, "maximum": 300000, "description": "Deadline in ms (default 30000), kept exactly."},
+                    "wait_until": {"type": "string", "enum": ["commit", "domcontentloaded", "load"], "description": "Default: DOMContentLoaded, then load for at most 5 s (until timeout_ms when given)."}
                 }),
                 &["url"],
             ),
@@ -30,17 +30,17 @@ pub fn catalogue() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "browser_snapshot",
-            description: "Accessibility snapshot of the current tab: one node per line, `- role \"name\" [attrs] [ref=eN]`, including same-origin and cross-origin iframes and shadow roots. Use the refs with the action tools. Also returns pending_dialogs, recent_dialogs and frame_tree. A page too big for max_tokens shows every list cut to its first items, each cut list ending with \"… N more\" and the call that shows the rest; `ref` shows one element's subtree, offset/limit page through it, search/interactive_only narrow the view, diff shows only what changed.",
+            description: "Accessibility snapshot of the current tab: one node per line, `- role \"name\" [attrs] [ref=eN]`, iframes and shadow roots included. Use the refs with the action tools. Also returns pending_dialogs, recent_dialogs and frame_tree. Over max_tokens, long lists are cut, each ending with \"… N more\" and the call that shows the rest.",
             input_schema: obj(
                 json!({
-                    "full": {"type": "boolean", "description": "Keep every node (default false drops wrappers that carry no meaning; interactive elements are always kept)."},
-                    "ref": {"type": "string", "description": "Only this element's subtree (a ref from an earlier snapshot or browser_find)."},
-                    "offset": {"type": "integer", "minimum": 0, "description": "First child of `ref` (or first top-level node) to show."},
-                    "limit": {"type": "integer", "minimum": 1, "description": "How many children of `ref` (or top-level nodes) to show."},
-                    "interactive_only": {"type": "boolean", "description": "Only elements with a ref (what can be acted on)."},
-                    "search": {"type": "string", "description": "Only nodes whose name or text contains this (case-insensitive), with their ancestors."},
-                    "max_tokens": {"type": "integer", "minimum": 500, "maximum": 200000, "description": "Size budget of the snapshot text (default 24000, about 72,000 characters)."},
-                    "diff": {"type": "boolean", "description": "Only the lines added (+) and removed (-) since the previous snapshot of this tab."}
+                    "full": {"type": "boolean", "description": "Keep wrapper nodes too."},
+                    "ref": {"type": "string", "description": "Only this element's subtree."},
+                    "offset": {"type": "integer", "minimum": 0, "description": "First child of `ref` (or top-level node) to show."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "How many of them to show."},
+                    "interactive_only": {"type": "boolean", "description": "Only elements with a ref."},
+                    "search": {"type": "string", "description": "Only nodes containing this text, with their ancestors."},
+                    "max_tokens": {"type": "integer", "minimum": 500, "maximum": 200000, "description": "Default 24000."},
+                    "diff": {"type": "boolean", "description": "Only lines added (+) or removed (-) since the previous snapshot."}
                 }),
                 &[],
             ),
@@ -48,14 +48,14 @@ pub fn catalogue() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "browser_find",
-            description: "Find elements and text in every frame of the current tab (same-origin and cross-origin iframes, shadow roots), exactly as browser_snapshot sees them, without paging through the snapshot. Each match comes with a ref that acts on it, the nearest named container (e.g. its table row) and the iframes it is inside.",
+            description: "Find elements or text in every frame of the tab as browser_snapshot sees them; each match has a ref, its nearest named container (e.g. its row) and its iframes.",
             input_schema: obj(
                 json!({
-                    "text": {"type": "string", "description": "Text contained in the element's name or text (case-insensitive)."},
-                    "role": {"type": "string", "description": "Role: button, link, textbox, checkbox, heading, row, option, text, ..."},
-                    "name": {"type": "string", "description": "Accessible name contains this (case-insensitive)."},
-                    "exact": {"type": "boolean", "description": "Whole-name match instead of contains."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 500, "description": "Most matches listed (default 20); the total is always given."}
+                    "text": {"type": "string", "description": "Text contained (case-insensitive)."},
+                    "role": {"type": "string", "description": "button, link, textbox, heading, row, text, ..."},
+                    "name": {"type": "string", "description": "Name contains this."},
+                    "exact": {"type": "boolean", "description": "Whole-name match."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 500, "description": "Default 20."}
                 }),
                 &[],
             ),
@@ -63,16 +63,16 @@ pub fn catalogue() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "browser_wait_for",
-            description: "Wait until text appears (`text`, or an element by `role`/`name` as in browser_find), text disappears (`gone`) or an element becomes visible (`ref`), in any frame of the current tab, checked the way browser_snapshot sees the page. Returns as soon as it holds, with refs for the matches; fails with wait_timeout after timeout_ms.",
+            description: "Wait until text (or role/name, as in browser_find) appears, text is gone, or `ref` is visible, in any frame. Returns the matches with refs; wait_timeout after timeout_ms.",
             input_schema: obj(
                 json!({
-                    "text": {"type": "string", "description": "Text to appear."},
-                    "role": {"type": "string", "description": "Role of the element to appear (with name: as in browser_find)."},
-                    "name": {"type": "string", "description": "Name of the element to appear (contains, case-insensitive)."},
-                    "exact": {"type": "boolean", "description": "Whole-name match for text/name."},
-                    "gone": {"type": "string", "description": "Text to disappear."},
-                    "ref": {"type": "string", "description": REF},
-                    "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 120000, "description": "How long to wait (default 5000)."}
+                    "text": {"type": "string"},
+                    "role": {"type": "string"},
+                    "name": {"type": "string"},
+                    "exact": {"type": "boolean"},
+                    "gone": {"type": "string"},
+                    "ref": {"type": "string"},
+                    "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 120000, "description": "Default 5000."}
                 }),
                 &[],
             ),
@@ -95,7 +95,7 @@ pub fn catalogue() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "browser_select_option",
-            description: "Select option(s) by value or visible label and read the selection back. A native <select> is set and gets input and change events (error selection_reverted when the page puts the old value back); a custom dropdown (ARIA combobox, or anything that opens role=option items) is opened with a click and the option clicked. A missing option fails with the available ones listed.",
+            description: "Select option(s) by value or label in a <select> or a custom dropdown (opened with a click, option clicked) and read the choice back; selection_reverted when the page undoes it.",
             input_schema: obj(
                 json!({"ref": {"type": "string", "description": REF}, "values": {"type": "array", "items": {"type": "string"}, "minItems": 1}}),
                 &["ref", "values"],
@@ -104,17 +104,17 @@ pub fn catalogue() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "browser_hover",
-            description: "Move the real mouse pointer onto an element (CSS :hover, mouseenter and mouseover run as for a person) and leave it there: menus that open on hover stay open for the next snapshot and click.",
+            description: "Move the real mouse pointer onto an element and leave it there (hover menus open and stay open).",
             input_schema: obj(json!({"ref": {"type": "string", "description": REF}}), &["ref"]),
             needs_cdp: false,
         },
         ToolSpec {
             name: "browser_upload",
-            description: "Upload files. With `ref` of an <input type=file> (or its label) the files are set on it; with the ref of a button or drop zone that opens a file chooser, it is clicked and the chooser answered. Without `ref`, answers a file chooser a click already opened (paths: [] cancels it). Paths must be absolute and under the allowed upload directories.",
+            description: "Upload files through a file input, or a button or drop zone that opens a file chooser (`ref`). Without ref: answer an open chooser (paths [] cancels it). Absolute paths under the allowed upload roots only.",
             input_schema: obj(
                 json!({
                     "ref": {"type": "string", "description": REF},
-                    "paths": {"type": "array", "items": {"type": "string"}, "description": "Absolute file paths."}
+                    "paths": {"type": "array", "items": {"type": "string"}}
                 }),
                 &["paths"],
             ),
