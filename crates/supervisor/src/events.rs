@@ -67,6 +67,9 @@ impl Inner {
                 params,
             } => (session_id, method, params),
             Event::Closed(reason) => {
+                if self.lock().stopped {
+                    return;
+                }
                 self.lock().reconnecting = true;
                 let me = self.clone();
                 tokio::spawn(async move { me.recover(reason).await });

@@ -19,7 +19,11 @@ impl Inner {
         let attempts = self.cfg.reconnect_attempts;
         for attempt in 1..=attempts {
             tokio::time::sleep(Duration::from_millis(delay)).await;
+            if self.lock().stopped {
+                return;
+            }
             match self.browser.reconnect().await {
+                Ok(_) if self.lock().stopped => return,
                 Ok((conn, relaunched)) => {
                     self.sink.store(conn.subscribe(self.tx.clone()), Ordering::Relaxed);
                     let _ = conn

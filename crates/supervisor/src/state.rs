@@ -228,6 +228,8 @@ pub struct State {
     pub active: bool,
     /// True while the supervisor re-establishes a dropped CDP connection.
     pub reconnecting: bool,
+    /// Set by [`crate::CdpSupervisor::stop`]: never reconnect or re-attach after that.
+    pub stopped: bool,
     pub stopped_reason: Option<String>,
     pub tabs: Vec<Tab>,
     pub current: Option<String>,

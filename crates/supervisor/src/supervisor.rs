@@ -343,6 +343,7 @@ impl CdpSupervisor {
         self.inner.conn().unsubscribe(self.inner.sink.load(Ordering::Relaxed));
         let mut st = self.inner.lock();
         st.active = false;
+        st.stopped = true;
         st.stopped_reason = Some(reason.to_string());
     }
 

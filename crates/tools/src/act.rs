@@ -16,6 +16,13 @@ use crate::ToolError;
 /// asynchronously by the browser; `Target.targetCreated` follows within a few ms).
 const POPUP_WINDOW_MS: u64 = 60;
 
+/// Longest text `browser_type` accepts, characters.
+const MAX_TYPE_CHARS: usize = 100_000;
+
+/// Beyond this many characters `browser_type` inserts the text in one go (`Input.insertText`)
+/// instead of one key event per character, which would take minutes.
+const KEYS_UP_TO_CHARS: usize = 500;
+
 impl Session {
     fn target(&self, a: &Value) -> Result<(String, String, Target), ToolError> {
         let (tab, sid) = self.current()?;
@@ -149,6 +156,10 @@ impl Session {
             }
             Raced::Dialog(d) => Some(d),
         };
+        if dialog.is_none() {
+            // a link, a form submit or an <a download>: wait for it to show
+            self.await_click_effects(&tab, seq, &t).await;
+        }
         let mut v = self.aftermath(&tab, seq, dialog).await;
         let text = format!(
             "Clicked {} {:?} [ref={}].{}",
@@ -168,6 +179,15 @@ impl Session {
         if let Some(done) = self.type_date(&t, &text).await? {
             return Ok(done);
         }
+        if text.chars().count() > MAX_TYPE_CHARS {
+            return Err(ToolError::new(
+                "invalid_argument",
+                format!(
+                    "browser_type: text is {} characters; the limit is {MAX_TYPE_CHARS}",
+                    text.chars().count()
+                ),
+            ));
+        }
         // focus by a real click when the element is in view, then select what is there
         let f = target::call(&self.sup, &t, "focusForTyping", &[]).await?;
         let kind = f["kind"].as_str().unwrap_or("other").to_string();
@@ -178,6 +198,16 @@ impl Session {
                 for ev in keys::chord("Delete")? {
                     conn.call(Some(&sid), "Input.dispatchKeyEvent", ev, 10_000).await?;
                 }
+            }
+            if text.chars().count() > KEYS_UP_TO_CHARS {
+                let t = if multiline {
+                    text.clone()
+                } else {
+                    text.replace('\n', "")
+                };
+                conn.call(Some(&sid), "Input.insertText", json!({"text": t}), 30_000)
+                    .await?;
+                return Ok(());
             }
             let mut pending = String::new();
             for c in text.chars() {
@@ -257,7 +287,13 @@ impl Session {
         // read back after the page's own change handlers ran
         tokio::time::sleep(Duration::from_millis(30)).await;
         let now = target::call(&self.sup, &t, "readValue", &[]).await?;
-        let wanted = r["selected"].clone();
+        // what was asked for (option labels) against what the page shows now: a change
+        // handler may already have put the old value back
+        let wanted = if r["wanted"].is_array() {
+            r["wanted"].clone()
+        } else {
+            r["selected"].clone()
+        };
         let stuck = match (&now, &wanted) {
             (Value::Array(n), Value::Array(w)) => n == w,
             (Value::String(n), Value::Array(w)) => w.len() == 1 && w[0].as_str() == Some(n.as_str()),

@@ -35,22 +35,22 @@ impl Session {
                     })?;
                     t.session_id.clone()
                 };
-                // Page.close runs beforeunload like a person closing the tab would.
-                let closed = match sid {
-                    Some(s) => {
-                        race_dialog(
-                            &self.sup,
-                            &id,
-                            self.sup.conn().call(Some(&s), "Page.close", json!({}), 5_000),
-                        )
+                // Page.close runs beforeunload like a person closing the tab would; a tab
+                // already held by a dialog (an alert loop) or whose page stopped answering is
+                // closed by force (Target.closeTarget), as is one Page.close cannot reach.
+                let before: Vec<String> = self.sup.state().pending.iter().map(|d| d.id.clone()).collect();
+                let held = self.sup.state().pending.iter().any(|d| d.tab_id == id)
+                    || self.suspect.lock().unwrap_or_else(|p| p.into_inner()).as_deref() == Some(id.as_str());
+                let conn = self.sup.conn();
+                let force = json!({"targetId": id});
+                let closed = match sid.filter(|_| !held) {
+                    Some(s) => match race_dialog(&self.sup, &id, conn.call(Some(&s), "Page.close", json!({}), 5_000))
                         .await
-                    }
-                    None => Raced::Done(
-                        self.sup
-                            .conn()
-                            .call(None, "Target.closeTarget", json!({"targetId": id}), 5_000)
-                            .await,
-                    ),
+                    {
+                        Raced::Done(Err(_)) => Raced::Done(conn.call(None, "Target.closeTarget", force, 5_000).await),
+                        other => other,
+                    },
+                    None => Raced::Done(conn.call(None, "Target.closeTarget", force, 5_000).await),
                 };
                 if let Raced::Done(Err(e)) = closed {
                     return Err(e.into());
@@ -61,7 +61,7 @@ impl Session {
                     .wait_for(
                         tokio::time::Instant::now() + std::time::Duration::from_millis(5_000),
                         |st| {
-                            if let Some(d) = st.pending.iter().find(|d| d.tab_id == id) {
+                            if let Some(d) = st.pending.iter().find(|d| d.tab_id == id && !before.contains(&d.id)) {
                                 return Some(Some(d.clone()));
                             }
                             st.tab(&id).filter(|t| t.state == "closed").map(|_| None)
@@ -161,6 +161,15 @@ impl Session {
                 format!("method {method:?} is not Domain.method (e.g. Runtime.evaluate)"),
             ));
         }
+        if matches!(
+            method.as_str(),
+            "Browser.close" | "Browser.crash" | "Browser.crashGpuProcess"
+        ) {
+            return Err(ToolError::new(
+                "method_refused",
+                format!("{method} would end the browser every session shares; close this session's tabs with browser_tabs instead"),
+            ));
+        }
         let params = a.get("params").cloned().filter(|p| !p.is_null()).unwrap_or(json!({}));
         let (sid, scope, tab) = if let Some(fid) = str_arg(a, "frame_id") {
             let st = self.sup.state();
@@ -207,8 +216,17 @@ impl Session {
                 let gone = self.sup.wait_for(far, |st| {
                     st.tab(&tab).filter(|t| t.state != "open").map(|t| t.state.clone())
                 });
+                // with a dialog already showing, a dialog is no news: don't end the wait on it
+                let showing = self.sup.state().pending.iter().any(|d| d.tab_id == tab);
+                let call = async {
+                    if showing {
+                        Raced::Done(call.await)
+                    } else {
+                        race_dialog(&self.sup, &tab, call).await
+                    }
+                };
                 tokio::select! {
-                    r = race_dialog(&self.sup, &tab, call) => match r {
+                    r = call => match r {
                         Raced::Done(r) => r?,
                         Raced::Dialog(d) => json!({"note": "the command opened a dialog; answer it with browser_dialog", "dialog": d}),
                     },

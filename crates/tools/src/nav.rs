@@ -82,8 +82,29 @@ impl Session {
         }
     }
 
+    /// True when the last call on `tab` ran out of time.
+    fn is_suspect(&self, tab: &str) -> bool {
+        self.suspect.lock().unwrap_or_else(|p| p.into_inner()).as_deref() == Some(tab)
+    }
+
+    /// Whether the page's main thread answers a trivial evaluation within 1.5 s.
+    async fn responsive(&self, sid: &str) -> bool {
+        let probe = json!({"expression": "1", "returnByValue": true});
+        let ok = self
+            .sup
+            .conn()
+            .call(Some(sid), "Runtime.evaluate", probe, 1_500)
+            .await
+            .is_ok();
+        if ok {
+            *self.suspect.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+        ok
+    }
+
     pub(crate) async fn navigate(&self, a: &Value) -> Done {
         let url = str_arg(a, "url").unwrap_or_default().to_string();
+        check_url(&url)?;
         let explicit = a.get("timeout_ms").and_then(Value::as_u64);
         let timeout = explicit.unwrap_or(NAV_TIMEOUT_MS);
         let deadline = Instant::now() + Duration::from_millis(timeout);
@@ -102,15 +123,22 @@ impl Session {
             Err(e) => return Err(e),
         };
         // A dialog left open across a CDP reconnect wedges its tab (Chromium lets only the
-        // old connection answer it, and it blocks navigation): replace the tab.
-        let (tab, sid) = if self.sup.state().pending.iter().any(|d| d.tab_id == tab && d.stale) {
-            let new = self.sup.replace_tab(&tab).await?;
-            recovered = Some(format!(
-                "tab {tab} was blocked by a dialog that could not be answered after a reconnect; opened tab {new} in its place"
-            ));
-            self.current()?
+        // old connection answer it, and it blocks navigation); so does a page whose
+        // JavaScript never yields (an endless loop). Replace such a tab.
+        let wedged = if self.sup.state().pending.iter().any(|d| d.tab_id == tab && d.stale) {
+            Some("was blocked by a dialog that could not be answered after a reconnect")
+        } else if self.is_suspect(&tab) && !self.responsive(&sid).await {
+            Some("was unresponsive (its JavaScript never yields)")
         } else {
-            (tab, sid)
+            None
+        };
+        let (tab, sid) = match wedged {
+            Some(why) => {
+                let new = self.sup.replace_tab(&tab).await?;
+                recovered = Some(format!("tab {tab} {why}; opened tab {new} in its place"));
+                self.current()?
+            }
+            None => (tab, sid),
         };
         if let Some(d) = self.sup.state().pending.iter().find(|d| d.tab_id == tab && !d.stale) {
             return Err(dialog_error(d));
@@ -168,6 +196,23 @@ impl Session {
                 Err(b) => return Ok(blocked(&url, b)),
             },
         };
+        if let Some(l) = &loader {
+            let committed = self.sup.state().frames.get(&tab).is_some_and(|f| &f.loader_id == l);
+            if !committed && matches!(wait, Wait::Partial(_)) {
+                let old = self
+                    .sup
+                    .state()
+                    .frames
+                    .get(&tab)
+                    .map(|f| f.url.clone())
+                    .unwrap_or_default();
+                return Err(ToolError::new(
+                    "navigation_timeout",
+                    format!("{url} did not commit within {timeout} ms; the tab still shows {old}. The server may be slow (raise timeout_ms) or the current page busy (browser_navigate again replaces an unresponsive tab)"),
+                )
+                .with(json!({"url": url, "timeout_ms": timeout})));
+            }
+        }
         let mut res = self.nav_result(&tab, wait, lifecycle).await;
         if let Some(r) = recovered {
             res.0 = format!("{r}.\n{}", res.0);
@@ -393,6 +438,26 @@ fn outstanding_text(list: &[Value]) -> String {
         ));
     }
     s
+}
+
+/// Refuses what is not a URL to open: no scheme, or `javascript:` (which runs script in the
+/// current page instead of navigating; use browser_console for that).
+fn check_url(url: &str) -> Result<(), ToolError> {
+    let scheme = url
+        .split_once(':')
+        .map(|(s, _)| s.to_ascii_lowercase())
+        .unwrap_or_default();
+    let ok = !scheme.is_empty()
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        && scheme != "javascript";
+    if ok {
+        Ok(())
+    } else {
+        Err(ToolError::new(
+            "invalid_argument",
+            format!("browser_navigate: {url:?} is not a URL to open; give an absolute URL such as https://example.com/ (http, https, file, data, about; javascript: is refused — use browser_console)"),
+        ))
+    }
 }
 
 fn merge(v: &mut Value, extra: Value) {

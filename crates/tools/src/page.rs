@@ -29,12 +29,9 @@ pub enum Raced<T> {
 /// Runs `fut` until it finishes or a dialog opens on `tab`, whichever comes first.
 pub async fn race_dialog<T>(sup: &CdpSupervisor, tab: &str, fut: impl Future<Output = T>) -> Raced<T> {
     let far = Instant::now() + Duration::from_secs(3600);
-    // only a dialog that opens while `fut` runs interrupts it: one already pending is not
-    // this operation's doing (callers refuse to start while one is pending, where it matters)
-    let before: Vec<String> = sup.state().pending.iter().map(|d| d.id.clone()).collect();
     tokio::select! {
         biased;
-        d = sup.wait_for(far, |st| st.pending.iter().find(|d| d.tab_id == tab && !d.stale && !before.contains(&d.id)).cloned()) => match d {
+        d = sup.wait_for(far, |st| st.pending.iter().find(|d| d.tab_id == tab && !d.stale).cloned()) => match d {
             Some(d) => Raced::Dialog(d),
             None => std::future::pending().await,
         },

@@ -20,6 +20,10 @@ pub struct SessionConfig {
 /// How long a call waits for a reconnect in progress before it reports the state, ms.
 const RECONNECT_WAIT_MS: u64 = 20_000;
 
+/// Every call's overall deadline, ms, beyond its own (`browser_navigate{timeout_ms}` gets
+/// this much on top): no call may hang, whatever the page does.
+const CALL_TIMEOUT_MS: u64 = 120_000;
+
 /// What a tool implementation returns: the text for the model and the same as JSON.
 pub(crate) type Done = Result<(String, Value), ToolError>;
 
@@ -31,6 +35,9 @@ pub struct Session {
     pub(crate) last_snapshot: Mutex<Option<(String, String)>>,
     /// Calls run one at a time, except `browser_dialog`, which never waits behind another.
     lock: tokio::sync::Mutex<()>,
+    /// A tab whose page stopped answering (a call on it ran out of time): navigate probes
+    /// it and replaces it when it is still stuck.
+    pub(crate) suspect: Mutex<Option<String>>,
 }
 
 impl From<SupervisorError> for ToolError {
@@ -48,6 +55,7 @@ impl Session {
             refs: Mutex::new(Refs::default()),
             last_snapshot: Mutex::new(None),
             lock: tokio::sync::Mutex::new(()),
+            suspect: Mutex::new(None),
         })
     }
 
@@ -86,7 +94,23 @@ impl Session {
             Some(self.lock.lock().await)
         };
         let started = tabgate_supervisor::now_epoch();
-        let res = self.dispatch(name, &args).await;
+        let own = args.get("timeout_ms").and_then(Value::as_u64).unwrap_or(0);
+        let deadline = std::time::Duration::from_millis(CALL_TIMEOUT_MS + own);
+        let res = match tokio::time::timeout(deadline, self.dispatch(name, &args)).await {
+            Ok(r) => r,
+            Err(_) => Err(ToolError::new(
+                "tool_timeout",
+                format!(
+                    "{name} did not finish within {} s: the page is busy (a long task or an endless loop) or very slow; browser_navigate replaces an unresponsive tab",
+                    deadline.as_secs()
+                ),
+            )),
+        };
+        if let Err(e) = &res {
+            if matches!(e.code.as_str(), "tool_timeout" | "cdp_timeout" | "snapshot_failed") {
+                *self.suspect.lock().unwrap_or_else(|p| p.into_inner()) = self.sup.state().current.clone();
+            }
+        }
         let (auto, pending) = {
             let st = self.sup.state();
             let auto: Vec<Value> = st

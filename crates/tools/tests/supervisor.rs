@@ -124,6 +124,10 @@ fn dialog_tool_errors_list_what_is_pending() {
         t.json("browser_tabs", json!({"action": "new", "url": "about:blank"}))
             .await;
         t.goto(&t.site.a("alert-on-load.html")).await;
+        let second = t.s.supervisor().state().current.clone().unwrap();
+        // a third tab without a dialog: which of the two elsewhere is meant is ambiguous
+        t.json("browser_tabs", json!({"action": "new", "url": "about:blank"}))
+            .await;
         let m = t
             .err("browser_dialog", json!({"action": "accept"}), "ambiguous_dialog")
             .await;
@@ -141,6 +145,8 @@ fn dialog_tool_errors_list_what_is_pending() {
         t.ok("browser_dialog", json!({"action": "accept", "dialog_id": "d-1"}))
             .await;
         assert!(t.log("alert", "closed").await);
+        // without an id, the dialog of the current tab is the one answered
+        t.ok("browser_tab_activate", json!({"tab_id": second})).await;
         t.ok("browser_dialog", json!({"action": "accept"})).await;
         assert!(t.log("loaded", "yes").await);
     })

@@ -27,6 +27,40 @@
   }
   var DOC = token();
 
+  // ---------------------------------------------------------------- click effects
+  // Which clicks and submits since the last point() lead to a navigation or a download
+  // (a link, an <a download> a handler creates and clicks, a form submit), read after
+  // dispatch so a handler's preventDefault counts. Tells browser_click to wait for them.
+  var seen = null;
+  function watch(e) {
+    if (!seen || seen.length >= 20) return;
+    // the link is found now: composedPath() is empty once dispatch is over
+    var a = null;
+    if (e.type === 'click') {
+      var path = e.composedPath ? e.composedPath() : [e.target];
+      for (var i = 0; i < path.length && !a; i++) if (path[i] && path[i].localName === 'a' && path[i].href) a = path[i];
+      if (!a) return;
+    }
+    seen.push({ e: e, a: a });
+  }
+  G.addEventListener('click', watch, true);
+  G.addEventListener('submit', watch, true);
+  function clickEffects() {
+    var out = { navigation: false, download: false }, here = location.href.split('#')[0];
+    (seen || []).forEach(function (s) {
+      var e = s.e, n = s.a;
+      if (e.defaultPrevented) return;
+      if (e.type === 'submit') {
+        var f = e.target;
+        if (f && (!f.target || f.target === '_self')) out.navigation = true;
+      } else if (n.hasAttribute('download')) out.download = true;
+      else if ((!n.target || n.target === '_self') && !/^javascript:/i.test(n.href) &&
+               n.href.split('#')[0] !== here) out.navigation = true;
+    });
+    seen = null;
+    return out;
+  }
+
   function idOf(el) {
     var id = ids.get(el);
     if (!id) {
@@ -843,6 +877,7 @@
   function point(id) {
     var r = resolve(id);
     if (r.error) return r;
+    seen = [];
     var el = r.el;
     if (el.localName === 'option' || el.localName === 'optgroup') {
       var sel = el.closest('select');
@@ -1039,7 +1074,7 @@
     opts.forEach(function (o) { o.selected = want.indexOf(o) >= 0; });
     el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
-    return { selected: selectedLabels(el) };
+    return { selected: selectedLabels(el), wanted: want.map(lab) };
   }
   function allOptions(root, out) {
     var list = root.querySelectorAll('[role=option]');
@@ -1114,6 +1149,7 @@
     adoptRoot: adoptRoot,
     isVisible: isVisible,
     setDateLike: setDateLike,
+    clickEffects: clickEffects,
     fileInput: fileInput,
     comboState: comboState
   };
