@@ -146,6 +146,27 @@ impl Session {
             .await
     }
 
+    /// After a click on `t`: when it followed a link, submitted a form or clicked an
+    /// `<a download>` (the page's own report, read after dispatch), waits up to
+    /// [`NAV_DECIDE_MS`] for the navigation to start or commit, or the download to begin.
+    pub(crate) async fn await_click_effects(&self, tab: &str, seq: u64, t: &crate::target::Target) {
+        let Ok(fx) = crate::page::eval_world(&self.sup, &t.frame, "globalThis.__tabgate.clickEffects()").await else {
+            return;
+        };
+        let (nav, dl) = (fx["navigation"] == true, fx["download"] == true);
+        if !nav && !dl {
+            return;
+        }
+        let until = Instant::now() + Duration::from_millis(NAV_DECIDE_MS);
+        self.sup
+            .wait_for(until, |st| {
+                let started =
+                    !since(st, tab, seq).is_empty() || (nav && (tab_loading(st, tab) || committed_since(st, tab, seq)));
+                started.then_some(())
+            })
+            .await;
+    }
+
     /// For a navigation that did not commit (`net::ERR_ABORTED`): the download it became,
     /// as the navigate result (`status: "download"`), or `None` when it was no download.
     pub(crate) async fn navigation_download(&self, tab: &str, seq: u64, deadline: Instant) -> Option<(String, Value)> {
