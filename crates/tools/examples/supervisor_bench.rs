@@ -2,7 +2,7 @@
 //!
 //! ```sh
 //! cargo run --release -p tabgate-tools --example supervisor_bench -- [--out FILE] [--dialogs N]
-//!     [--flood N] [--flood-levels log,error] [--only dialog,flood,budget]
+//!     [--flood N] [--flood-levels log,error,burn] [--only dialog,flood,budget]
 //! ```
 //!
 //! One real headless Chromium (`$TABGATE_BROWSER` or `/usr/bin/chromium`), pages served on
@@ -18,6 +18,9 @@
 //!    renderer) logs N console messages, then quiet again. The flood window runs from the
 //!    page's `flood: started` until the supervisor has handled the page's final
 //!    `console.error` marker (every message before it has crossed the CDP connection).
+//!    Levels `log` and `error` (100,000 messages each), then the control `burn`: the flood page
+//!    kept as busy for as long as the `log` flood took, with no console output, to tell the
+//!    supervisor's share from plain CPU contention on a small machine.
 //! 3. **case-28 budget**: `browser_snapshot{}` of `huge.html` when the testkit has it, else
 //!    `bench-rows.html` (20,000 rows × 5 cells, an "Edit row N" button each): size, time and
 //!    whether a truncation marker is present. The text is written next to `--out` for token
@@ -49,7 +52,7 @@ fn opts() -> Opts {
         out: PathBuf::from("/tmp/tabgate-bench/supervisor.json"),
         dialogs: 50,
         flood: 100_000,
-        flood_levels: vec!["log".into(), "error".into()],
+        flood_levels: vec!["log".into(), "error".into(), "burn".into()],
         only: vec!["dialog".into(), "flood".into(), "budget".into()],
     };
     let mut args = std::env::args().skip(1);
@@ -69,7 +72,7 @@ fn opts() -> Opts {
             "--flood-levels" => o.flood_levels = list(val()),
             "--only" => o.only = list(val()),
             "-h" | "--help" => {
-                println!("supervisor_bench [--out FILE] [--dialogs N] [--flood N] [--flood-levels log,error] [--only dialog,flood,budget]");
+                println!("supervisor_bench [--out FILE] [--dialogs N] [--flood N] [--flood-levels log,error,burn] [--only dialog,flood,budget]");
                 std::process::exit(0);
             }
             // `cargo bench`/libtest-style flags are ignored
@@ -123,8 +126,14 @@ async fn run(o: &Opts) -> Value {
     }
     if o.only.iter().any(|x| x == "flood") {
         let mut floods = serde_json::Map::new();
+        // `burn` (the control) keeps the page as busy as the `log` flood was, without console output
+        let mut busy_ms = 6_000.0;
         for level in &o.flood_levels {
-            floods.insert(level.clone(), flood_bench(&browser, &site, o.flood, level).await);
+            let r = flood_bench(&browser, &site, o.flood, level, busy_ms).await;
+            if level == "log" {
+                busy_ms = r["page_flood_ms"].as_f64().unwrap_or(busy_ms);
+            }
+            floods.insert(level.clone(), r);
         }
         report["flood"] = Value::Object(floods);
     }
@@ -251,7 +260,7 @@ async fn snapshot_s(s: &Session) -> f64 {
 }
 
 /// `browser_snapshot` of a small page, quiet vs while another session's page floods the console.
-async fn flood_bench(browser: &Arc<Browser>, site: &Site, n: usize, level: &str) -> Value {
+async fn flood_bench(browser: &Arc<Browser>, site: &Site, n: usize, level: &str, busy_ms: f64) -> Value {
     const QUIET: usize = 30;
     let small = session(browser).await;
     let nav = small
@@ -268,7 +277,10 @@ async fn flood_bench(browser: &Arc<Browser>, site: &Site, n: usize, level: &str)
 
     site.clear_logs();
     let flood = session(browser).await;
-    let url = site.b(&format!("console-flood.html?n={n}&chunk=1000&level={level}&delay=300"));
+    let url = site.b(&format!(
+        "console-flood.html?n={n}&chunk=1000&level={level}&delay=300&ms={}",
+        busy_ms.round()
+    ));
     let nav = flood.call("browser_navigate", json!({"url": url})).await;
     assert!(nav.error.is_none(), "navigate console-flood.html: {}", nav.text);
     assert!(site.wait_log("flood", "started", 10_000).await, "flood did not start");
@@ -307,7 +319,8 @@ async fn flood_bench(browser: &Arc<Browser>, site: &Site, n: usize, level: &str)
     let quiet_all: Vec<f64> = qb.iter().chain(qa.iter()).copied().collect();
     let ratio = median(&du) / median(&quiet_all);
     println!(
-        "console flood ({level} x {n}): snapshot median quiet {:.1} ms (before {:.1}, after {:.1}), during flood {:.1} ms over {} snapshots (max {:.1}) -> {:.2}x; page logged in {} ms, supervisor drained after {:.2} s",
+        "console flood ({level}{}): snapshot median quiet {:.1} ms (before {:.1}, after {:.1}), during flood {:.1} ms over {} snapshots (max {:.1}) -> {:.2}x; page logged in {} ms, supervisor drained after {:.2} s",
+        if level == "burn" { format!(", {} ms", busy_ms.round()) } else { format!(" x {n}") },
         median(&quiet_all),
         median(&qb),
         median(&qa),
@@ -320,7 +333,8 @@ async fn flood_bench(browser: &Arc<Browser>, site: &Site, n: usize, level: &str)
     );
     json!({
         "level": level,
-        "messages": n,
+        "messages": if level == "burn" { 0 } else { n },
+        "busy_ms": if level == "burn" { Some(busy_ms.round()) } else { None },
         "small_page": "form.html",
         "quiet_ms": stats(&quiet_all),
         "quiet_before_ms": stats(&qb),
