@@ -338,7 +338,8 @@ def main_report(a):
         rows.append((label, f"{fmt(dm, nd=1)} vs {fmt(qm, nd=1)} quiet", "—", "—",
                      fmt(r, "×"), "≤ 2×", "PASS" if r is not None and r <= 2 else "FAIL"))
         notes.append(f"console.{level} flood: {f['during_ms']['n']} snapshots during the flood (p90 {fmt(f['during_ms'].get('p90'), nd=1)} ms, "
-                     f"max {fmt(f['during_ms'].get('max'), nd=1)} ms); the page logged {n} messages in {f.get('page_flood_ms')} ms, "
+                     f"max {fmt(f['during_ms'].get('max'), nd=1)} ms; quiet median {fmt(get(f, 'quiet_before_ms', 'median'), nd=1)} ms "
+                     f"before, {fmt(get(f, 'quiet_after_ms', 'median'), nd=1)} ms after); the page logged {n} messages in {f.get('page_flood_ms')} ms, "
                      f"the supervisor had handled them all {f.get('supervisor_drained_after_s')} s after the start")
 
     b = get(S, "budget")
@@ -351,7 +352,9 @@ def main_report(a):
         tok, how = tokens(text) if text else (b.get("tokens_estimate_chars_3_6"), "chars/3.6")
         marker = b.get("truncation_marker")
         ok = tok is not None and tok < 25000 and bool(marker)
-        rows.append((f"case 28: {b.get('table_rows') or '?'}-row table, default snapshot ({how} tokens)",
+        nrows = b.get("table_rows")
+        rows.append((f"case 28: {nrows:,}-row table, default snapshot ({how} tokens)" if nrows else
+                     f"case 28: {b['page']}, default snapshot ({how} tokens)",
                      f"{fmt(tok, 'k')}, marker: {'yes' if marker else 'NO'}", "—", "—", "—",
                      "< 25k + marker", "PASS" if ok else "FAIL"))
         notes.append(f"case 28 ({b['page']}): {b['chars']} chars, {b['refs']} refs, snapshot median "

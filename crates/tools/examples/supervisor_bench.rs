@@ -261,13 +261,13 @@ async fn snapshot_s(s: &Session) -> f64 {
 
 /// `browser_snapshot` of a small page, quiet vs while another session's page floods the console.
 async fn flood_bench(browser: &Arc<Browser>, site: &Site, n: usize, level: &str, busy_ms: f64) -> Value {
-    const QUIET: usize = 30;
+    const QUIET: usize = 50;
     let small = session(browser).await;
     let nav = small
         .call("browser_navigate", json!({"url": site.a("form.html")}))
         .await;
     assert!(nav.error.is_none(), "navigate form.html: {}", nav.text);
-    for _ in 0..3 {
+    for _ in 0..10 {
         snapshot_s(&small).await;
     }
     let mut quiet_before = Vec::new();
@@ -362,7 +362,7 @@ async fn budget_bench(browser: &Arc<Browser>, site: &Site, out: &std::path::Path
     let rows = s
         .call(
             "browser_console",
-            json!({"expression": "document.querySelectorAll('tr').length"}),
+            json!({"expression": "document.querySelectorAll('tbody tr').length || document.querySelectorAll('tr').length"}),
         )
         .await;
     let rows = rows.structured.as_ref().and_then(|v| v["result"].as_i64());
