@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 use tabgate_config::Config;
-use tabgate_supervisor::{DialogAction, DialogPolicy, SupervisorConfig};
+use tabgate_supervisor::{DialogPolicy, SupervisorConfig};
 
 use crate::error::ApiError;
 
@@ -66,37 +66,10 @@ pub fn parse_new_session(body: &Value) -> Result<NewSession, ApiError> {
     Ok(out)
 }
 
-/// `must_respond` | `auto_dismiss` | `auto_accept`, or a map from dialog type to one.
+/// `must_respond` | `auto_dismiss` | `auto_accept`, or a map from dialog type to one — the
+/// same rules as `browser.dialog_policy` in config.yaml.
 fn parse_policy(v: &Value) -> Result<DialogPolicy, ApiError> {
-    let action = |x: &Value| {
-        x.as_str().and_then(DialogAction::parse).ok_or_else(|| {
-            bad(format!(
-                "`dialog_policy` values must be must_respond, auto_dismiss or auto_accept, got {x}"
-            ))
-        })
-    };
-    match v {
-        Value::String(_) => Ok(DialogPolicy::all(action(v)?)),
-        Value::Object(m) => {
-            let mut p = DialogPolicy::default();
-            for (k, x) in m {
-                let a = action(x)?;
-                match k.as_str() {
-                    "alert" => p.alert = a,
-                    "confirm" => p.confirm = a,
-                    "prompt" => p.prompt = a,
-                    "beforeunload" => p.beforeunload = a,
-                    _ => {
-                        return Err(bad(format!(
-                            "`dialog_policy` has unknown dialog type `{k}` (alert, confirm, prompt, beforeunload)"
-                        )))
-                    }
-                }
-            }
-            Ok(p)
-        }
-        other => Err(bad(format!("`dialog_policy` must be a string or a map, got {other}"))),
-    }
+    tabgate_config::parse_dialog_policy(v).map_err(|e| bad(format!("`dialog_policy`: {}", e.0)))
 }
 
 /// The supervisor settings for a session: the config's, overridden by the stored
@@ -115,6 +88,7 @@ pub fn supervisor_config(config: &Config, settings: &Value) -> SupervisorConfig 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tabgate_supervisor::DialogAction;
 
     #[test]
     fn parses_and_layers_settings() {
